@@ -1,0 +1,161 @@
+#include "mdadmit/inputs/documents.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "mdadmit/rules/json_input.hpp"
+#include "mdadmit/rules/limits.hpp"
+
+namespace mdadmit::inputs {
+
+namespace {
+
+namespace json = boost::json;
+
+json::value plain_scalar(const std::string& text) {
+    static const std::regex null_form("~|null|Null|NULL|");
+    static const std::regex true_form("true|True|TRUE");
+    static const std::regex false_form("false|False|FALSE");
+    static const std::regex integer_form("[-+]?[0-9]+");
+    static const std::regex float_form(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+    if (std::regex_match(text, null_form)) {
+        return nullptr;
+    }
+    if (std::regex_match(text, true_form)) {
+        return true;
+    }
+    if (std::regex_match(text, false_form)) {
+        return false;
+    }
+    if (std::regex_match(text, integer_form)) {
+        std::int64_t value = 0;
+        const char* begin = text.data() + (text.front() == '+' ? 1 : 0);
+        const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+        if (ec == std::errc{} && end == text.data() + text.size()) {
+            return value;
+        }
+        return json::string(text);  // out of range for an integer: keep the text, not a rounded number
+    }
+    if (std::regex_match(text, float_form)) {
+        return std::stod(text);
+    }
+    return json::string(text);
+}
+
+json::value to_json(const YAML::Node& node, std::size_t depth) {
+    if (depth > rules::limits::max_json_depth) {
+        throw YAML::ParserException(node.Mark(), "nesting deeper than the limit");
+    }
+    switch (node.Type()) {
+        case YAML::NodeType::Null:
+        case YAML::NodeType::Undefined: return nullptr;
+        case YAML::NodeType::Scalar:
+            // yaml-cpp tags a quoted scalar "!" and a plain one "?".
+            return node.Tag() == "!" ? json::value(json::string(node.Scalar())) : plain_scalar(node.Scalar());
+        case YAML::NodeType::Sequence: {
+            json::array out;
+            out.reserve(node.size());
+            for (const auto& item : node) {
+                out.push_back(to_json(item, depth + 1));
+            }
+            return out;
+        }
+        case YAML::NodeType::Map: {
+            json::object out;
+            for (const auto& entry : node) {
+                out[entry.first.as<std::string>()] = to_json(entry.second, depth + 1);
+            }
+            return out;
+        }
+    }
+    return nullptr;
+}
+
+bool looks_like_json(std::string_view text) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+}  // namespace
+
+rules::Result<std::vector<Document>> parse_documents(std::string_view text, const std::string& source) {
+    std::vector<Document> out;
+    if (looks_like_json(text)) {
+        auto parsed = rules::parse_json(text);
+        if (!parsed) {
+            return rules::Error{source + ": " + parsed.error().message};
+        }
+        out.push_back({std::move(parsed).value(), source, 1, 1});
+        return out;
+    }
+    try {
+        std::size_t index = 0;
+        for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
+            ++index;
+            if (node.IsNull()) {
+                continue;  // an empty document between separators
+            }
+            out.push_back({to_json(node, 0), source, index,
+                           static_cast<std::size_t>(node.Mark().line + 1)});
+        }
+    } catch (const YAML::Exception& e) {
+        const std::string where =
+            e.mark.is_null() ? source
+                             : source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1);
+        return rules::Error{where + ": not valid YAML or JSON: " + e.msg};
+    }
+    return out;
+}
+
+rules::Result<std::vector<Document>> read_documents(const std::string& path) {
+    std::ostringstream text;
+    if (path == "-") {
+        text << std::cin.rdbuf();
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            return rules::Error{path + ": cannot open the file"};
+        }
+        text << in.rdbuf();
+    }
+    return parse_documents(text.str(), path);
+}
+
+std::string_view kind_of(const json::value& document) {
+    if (const auto* object = document.if_object()) {
+        if (const auto* kind = object->if_contains("kind"); kind != nullptr && kind->is_string()) {
+            return kind->get_string();
+        }
+    }
+    return {};
+}
+
+void collect_instance_types(const std::vector<Document>& documents, rules::InstanceTypes& out) {
+    for (const auto& document : documents) {
+        if (kind_of(document.value) != "InstanceType") {
+            continue;
+        }
+        const json::object& object = document.value.get_object();
+        const auto* name = object.contains("metadata") && object.at("metadata").is_object()
+                               ? object.at("metadata").get_object().if_contains("name")
+                               : nullptr;
+        if (name == nullptr || !name->is_string()) {
+            continue;
+        }
+        std::string manufacturer;
+        boost::system::error_code ec;
+        if (const auto* value = document.value.find_pointer("/status/detail/manufacturer", ec);
+            value != nullptr && value->is_string()) {
+            manufacturer = value->get_string();
+        }
+        out[std::string(name->get_string())] = manufacturer;
+    }
+}
+
+}  // namespace mdadmit::inputs

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mdadmit::rules {
+
+// One flag as written in an argument list. `--flag value` and `--flag=value` are the same
+// flag; the value's index points at the token that holds it (the flag's own token for the
+// `=` form), so a finding about a value names that element.
+struct FlagOccurrence {
+    std::string_view name;  // cut at the first '='
+    std::optional<std::string_view> value;
+    std::size_t flag_index = 0;
+    std::size_t value_index = 0;
+};
+
+// The flags of an argument list, in order. The tokens must outlive the stream.
+class ArgStream {
+public:
+    ArgStream() = default;
+    explicit ArgStream(const std::vector<std::string>& tokens);
+
+    const std::vector<FlagOccurrence>& flags() const { return flags_; }
+    // The last occurrence of any of `names` (the last one wins, as in the engines' parsers).
+    const FlagOccurrence* last(std::initializer_list<std::string_view> names) const;
+    bool has(std::initializer_list<std::string_view> names) const { return last(names) != nullptr; }
+    // The last occurrence's value parsed as an integer, if it is one.
+    std::optional<std::int64_t> integer(std::initializer_list<std::string_view> names) const;
+
+private:
+    std::vector<FlagOccurrence> flags_;
+};
+
+std::optional<std::int64_t> parse_integer(std::string_view text);
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <boost/json/fwd.hpp>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "mdadmit/rules/finding.hpp"
+#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/result.hpp"
+#include "mdadmit/rules/rule_data.hpp"
+#include "mdadmit/rules/schema_check.hpp"
+
+namespace mdadmit::rules {
+
+enum class Operation { create, update, remove, connect };
+
+struct Review {
+    const boost::json::value& object;
+    const boost::json::value* old_object = nullptr;  // UPDATE only
+    const InstanceTypes* instance_types = nullptr;   // null or empty: platforms unknown
+    Operation operation = Operation::create;
+};
+
+enum class StructureCheck {
+    // The full JSON Schema check (valijson): every type, enum, range and required field.
+    full,
+    // Only what the typed decoder notices on the fields the rules read; for callers whose
+    // objects the API server has already checked against the CRD.
+    decoder_only,
+};
+
+struct EngineOptions {
+    StructureCheck structure_check = StructureCheck::full;
+    // encode-platform-unknown is a warning unless the cluster asks for it to deny.
+    std::optional<Severity> encode_platform_unknown_severity;
+};
+
+// The rule engine: pure, thread-safe after construction, never throws on bad input.
+class Engine {
+public:
+    static Result<Engine> create(RuleData data, EngineOptions options = {});
+    static Engine with_embedded_data(EngineOptions options = {});
+
+    Engine(Engine&&) noexcept;
+    Engine& operator=(Engine&&) noexcept;
+    ~Engine();
+
+    Evaluation evaluate(const Review& review) const;
+    const RuleData& data() const;
+
+private:
+    struct State;
+    explicit Engine(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace mdadmit::rules

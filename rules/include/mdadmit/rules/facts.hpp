@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "mdadmit/rules/arg_stream.hpp"
+#include "mdadmit/rules/model.hpp"
+#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/rule_data.hpp"
+
+namespace mdadmit::rules {
+
+// The seed's table "Which Pods receive traffic".
+enum class ServingMode { internal_server, external_dp, elastic_ep, prefill, decode, encode, unknown };
+
+std::string_view to_string(ServingMode mode);
+
+// Where a role's serving port came from, for messages.
+enum class PortSource { declared, flag, sidecar_default, engine_default };
+
+struct RoleFacts {
+    const Role* role = nullptr;
+    // `command` when set (a take-over role), else `extraArgs`.
+    const std::vector<std::string>* arg_tokens = nullptr;
+    ArgStream args;
+    std::string_view args_field;  // "command" or "extraArgs", for field paths
+    ServingMode mode = ServingMode::unknown;
+    // SGLang attention data parallelism with more than one rank, in any role kind.
+    bool sglang_dp_attention = false;
+    // Under llm-d-router a managed vLLM Decode role is fronted by the decode sidecar.
+    bool proxy_fronted_decoder = false;
+    std::int64_t serving_port = 0;
+    PortSource port_source = PortSource::engine_default;
+    Platform platform = Platform::unknown;
+
+    std::string path() const;                               // spec.roles[i]
+    std::string arg_path(std::size_t token_index) const;    // spec.roles[i].extraArgs[j]
+};
+
+// Facts derived once per evaluation and shared by every rule.
+struct DeploymentFacts {
+    const ModelDeployment* model = nullptr;
+    const RouterData* router = nullptr;  // null without a router or for an unknown name
+    ArgStream router_args;               // spec.router.extraArgs
+    std::vector<RoleFacts> roles;
+    bool has_prefill_decode_pair = false;
+    // The platform lookup is skipped for an object being deleted.
+    bool platforms_resolved = false;
+
+    const RoleFacts* first_of_kind(RoleKind kind) const;
+};
+
+DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
+                             const InstanceTypes* instance_types);
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mdadmit::rules {
+
+enum class Severity { deny, warn };
+
+std::string_view to_string(Severity severity);
+
+// One judgement of one rule about one field of the object.
+struct Finding {
+    std::string rule;      // stable kebab-case id, e.g. "port-uniformity"
+    Severity severity;     // deny blocks admission, warn is reported only
+    std::string path;      // JSON field path, e.g. "spec.roles[1].extraArgs[3]"; "" is the object
+    std::string message;   // what is wrong, with the offending value
+    std::string hint;      // how to fix it
+    bool operator==(const Finding&) const = default;
+};
+
+// Every finding of one evaluation, in rule order; all are reported, never just the first.
+struct Evaluation {
+    std::vector<Finding> findings;
+
+    bool allowed() const;
+    std::vector<const Finding*> with_severity(Severity severity) const;
+};
+
+}  // namespace mdadmit::rules

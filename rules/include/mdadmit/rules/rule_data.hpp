@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mdadmit/rules/finding.hpp"
+#include "mdadmit/rules/model.hpp"
+#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/result.hpp"
+
+namespace mdadmit::rules {
+
+// The matrices of the rules, loaded from one versioned JSON file (rules/data/rules.json),
+// so that a newer router or engine build can be admitted by replacing the file.
+
+struct RuleInfo {
+    std::string id;
+    Severity severity;
+    std::string section;
+    std::string meaning;
+};
+
+struct RouterData {
+    std::string name;
+    std::vector<EngineKind> engines;
+    std::vector<std::string> owned_flags;
+    // Empty optional: the router takes no policy flag at all (its profile is fixed).
+    std::optional<std::vector<std::string>> policy_values;
+    std::string fixed_profile;
+    bool disaggregation_threshold = false;
+
+    bool fronts(EngineKind engine) const;
+    bool owns(std::string_view flag) const;
+};
+
+struct EncodeRow {
+    std::string router;
+    EngineKind engine;
+    std::vector<Platform> platforms;
+};
+
+// When a reserved-port entry applies beyond engine, router and kind.
+enum class ReservedWhen { always, pd_pair, pd_pair_with_router_or_kv_cache };
+
+struct ReservedPorts {
+    std::vector<std::int64_t> ports;
+    EngineKind engine;
+    std::optional<std::string> router;  // only under this router
+    std::vector<RoleKind> kinds;
+    ReservedWhen when = ReservedWhen::always;
+    std::string reason;
+};
+
+struct RuleData {
+    int version = 0;
+    std::int64_t default_serving_port = 8000;
+    std::int64_t decoder_backend_port = 8200;
+    std::vector<RuleInfo> rules;
+    std::vector<std::string> policy_flags;
+    std::vector<RouterData> routers;
+    std::string preferred_router_vllm;
+    std::string preferred_router_sglang;
+    std::vector<EncodeRow> encode_matrix;
+    std::vector<ReservedPorts> reserved_ports;
+    std::string dp_aware_repository;
+    std::string dp_aware_minimum_tag;
+    std::vector<std::string> ssl_flags;
+
+    const RuleInfo* rule(std::string_view id) const;
+    const RouterData* router(std::string_view name) const;
+    const std::string& preferred_router(EngineKind engine) const;
+};
+
+// The data file compiled into the binary (a copy of rules/data/rules.json).
+std::string_view embedded_rule_data_json();
+
+// Parses and checks rule data; a malformed file is an Error naming the field and the problem.
+Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin);
+Result<RuleData> load_rule_data_file(const std::string& path);
+RuleData embedded_rule_data();
+
+}  // namespace mdadmit::rules

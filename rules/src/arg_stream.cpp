@@ -1,0 +1,67 @@
+#include "mdadmit/rules/arg_stream.hpp"
+
+#include <charconv>
+
+namespace mdadmit::rules {
+
+namespace {
+
+bool is_flag(std::string_view token) { return token.size() > 1 && token.front() == '-'; }
+
+}  // namespace
+
+ArgStream::ArgStream(const std::vector<std::string>& tokens) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string_view token = tokens[i];
+        if (!is_flag(token)) {
+            continue;
+        }
+        FlagOccurrence flag;
+        flag.flag_index = i;
+        const std::size_t equals = token.find('=');
+        if (equals != std::string_view::npos) {
+            flag.name = token.substr(0, equals);
+            flag.value = token.substr(equals + 1);
+            flag.value_index = i;
+        } else {
+            flag.name = token;
+            // A following token that is not itself a flag is this flag's value.
+            if (i + 1 < tokens.size() && !is_flag(tokens[i + 1])) {
+                flag.value = std::string_view(tokens[i + 1]);
+                flag.value_index = i + 1;
+                ++i;
+            }
+        }
+        flags_.push_back(flag);
+    }
+}
+
+const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> names) const {
+    for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
+        for (const std::string_view name : names) {
+            if (it->name == name) {
+                return &*it;
+            }
+        }
+    }
+    return nullptr;
+}
+
+std::optional<std::int64_t> ArgStream::integer(std::initializer_list<std::string_view> names) const {
+    const FlagOccurrence* flag = last(names);
+    if (flag == nullptr || !flag->value) {
+        return std::nullopt;
+    }
+    return parse_integer(*flag->value);
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+}  // namespace mdadmit::rules

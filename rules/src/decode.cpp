@@ -1,0 +1,317 @@
+#include "mdadmit/rules/decode.hpp"
+
+#include <boost/json/value.hpp>
+
+#include "field_path.hpp"
+#include "mdadmit/rules/limits.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+namespace json = boost::json;
+
+std::string_view kind_name(const json::value& value) {
+    switch (value.kind()) {
+        case json::kind::null: return "null";
+        case json::kind::bool_: return "a boolean";
+        case json::kind::int64:
+        case json::kind::uint64: return "an integer";
+        case json::kind::double_: return "a number";
+        case json::kind::string: return "a string";
+        case json::kind::array: return "an array";
+        case json::kind::object: return "an object";
+    }
+    return "a value";
+}
+
+// Reads typed values out of untrusted JSON, leaving a wrong-typed value absent and noting
+// the problem with its field path.
+class Reader {
+public:
+    explicit Reader(std::vector<DecodeProblem>& problems) : problems_(problems) {}
+
+    static const json::value* member(const json::object* object, std::string_view key) {
+        return object == nullptr ? nullptr : object->if_contains(key);
+    }
+
+    const json::object* object(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return nullptr;
+        }
+        if (!value->is_object()) {
+            mismatch(*value, path, "an object");
+            return nullptr;
+        }
+        return &value->get_object();
+    }
+
+    const json::array* array(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return nullptr;
+        }
+        if (!value->is_array()) {
+            mismatch(*value, path, "an array");
+            return nullptr;
+        }
+        return &value->get_array();
+    }
+
+    std::optional<std::string> string(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return std::nullopt;
+        }
+        if (!value->is_string()) {
+            mismatch(*value, path, "a string");
+            return std::nullopt;
+        }
+        return std::string(value->get_string());
+    }
+
+    std::optional<std::int64_t> integer(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return std::nullopt;
+        }
+        if (value->is_int64()) {
+            return value->get_int64();
+        }
+        if (value->is_uint64() && value->get_uint64() <= INT64_MAX) {
+            return static_cast<std::int64_t>(value->get_uint64());
+        }
+        mismatch(*value, path, "an integer");
+        return std::nullopt;
+    }
+
+    // One entry per element (bounded), "" for a non-string element, so indices stay aligned.
+    std::optional<std::vector<std::string>> strings(const json::value* value,
+                                                    const FieldPath& path) {
+        const json::array* items = array(value, path);
+        if (items == nullptr) {
+            return std::nullopt;
+        }
+        std::vector<std::string> out;
+        const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
+        out.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            out.push_back(string(&(*items)[i], path.element(i)).value_or(std::string()));
+        }
+        return out;
+    }
+
+    void problem(const FieldPath& path, std::string message) {
+        problems_.push_back({path.text(), std::move(message)});
+    }
+
+private:
+    void mismatch(const json::value& value, const FieldPath& path, std::string_view expected) {
+        problem(path, "expected " + std::string(expected) + ", got " + std::string(kind_name(value)));
+    }
+
+    std::vector<DecodeProblem>& problems_;
+};
+
+EngineKind engine_kind(std::string_view name) {
+    if (name == "vLLM" || name == "vllm") {
+        return EngineKind::vllm;
+    }
+    if (name == "SGLang" || name == "sglang") {
+        return EngineKind::sglang;
+    }
+    return EngineKind::unknown;
+}
+
+RoleKind role_kind(std::string_view name) {
+    if (name == "Server") return RoleKind::server;
+    if (name == "Prefill") return RoleKind::prefill;
+    if (name == "Decode") return RoleKind::decode;
+    if (name == "Encode") return RoleKind::encode;
+    return RoleKind::unknown;
+}
+
+Resources decode_resources(Reader& in, const json::value* value, const FieldPath& path) {
+    Resources out;
+    const json::object* object = in.object(value, path);
+    out.accelerator = in.integer(Reader::member(object, "accelerator"), path.member("accelerator"));
+    out.sliced_memory_percentage =
+        in.integer(Reader::member(object, "acceleratorSlicedMemoryPercentage"),
+                   path.member("acceleratorSlicedMemoryPercentage"));
+    out.sliced_cores_percentage =
+        in.integer(Reader::member(object, "acceleratorSlicedCoresPercentage"),
+                   path.member("acceleratorSlicedCoresPercentage"));
+    out.partitioned_profile = in.string(Reader::member(object, "acceleratorPartitionedProfile"),
+                                        path.member("acceleratorPartitionedProfile"));
+    out.interface_name = in.string(Reader::member(object, "interface"), path.member("interface"));
+    return out;
+}
+
+std::vector<PortSpec> decode_ports(Reader& in, const json::value* value, const FieldPath& path) {
+    std::vector<PortSpec> out;
+    const json::array* items = in.array(value, path);
+    if (items == nullptr) {
+        return out;
+    }
+    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
+    for (std::size_t k = 0; k < count; ++k) {
+        const FieldPath item_path = path.element(k);
+        const json::object* item = in.object(&(*items)[k], item_path);
+        PortSpec port;
+        port.port = in.integer(Reader::member(item, "port"), item_path.member("port"));
+        if (auto protocol = in.string(Reader::member(item, "protocol"), item_path.member("protocol"))) {
+            port.protocol = std::move(*protocol);
+        }
+        out.push_back(std::move(port));
+    }
+    return out;
+}
+
+std::vector<EnvVar> decode_env(Reader& in, const json::value* value, const FieldPath& path) {
+    std::vector<EnvVar> out;
+    const json::array* items = in.array(value, path);
+    if (items == nullptr) {
+        return out;
+    }
+    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
+    for (std::size_t k = 0; k < count; ++k) {
+        const FieldPath item_path = path.element(k);
+        const json::object* item = in.object(&(*items)[k], item_path);
+        EnvVar env;
+        env.name = in.string(Reader::member(item, "name"), item_path.member("name")).value_or("");
+        env.value = in.string(Reader::member(item, "value"), item_path.member("value")).value_or("");
+        out.push_back(std::move(env));
+    }
+    return out;
+}
+
+Role decode_role(Reader& in, const json::object* object, std::size_t index, const FieldPath& path) {
+    Role role;
+    role.index = index;
+    role.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
+    if (auto kind = in.string(Reader::member(object, "kind"), path.member("kind"))) {
+        role.kind = role_kind(*kind);
+        if (role.kind == RoleKind::unknown) {
+            in.problem(path.member("kind"), "unknown role kind \"" + *kind +
+                                                "\"; expected Server, Prefill, Decode or Encode");
+        }
+    }
+    role.replicas =
+        in.integer(Reader::member(object, "replicas"), path.member("replicas")).value_or(1);
+    role.size = in.integer(Reader::member(object, "size"), path.member("size")).value_or(1);
+    role.instance_type =
+        in.string(Reader::member(object, "instanceType"), path.member("instanceType"));
+    role.resources =
+        decode_resources(in, Reader::member(object, "resources"), path.member("resources"));
+    role.image = in.string(Reader::member(object, "image"), path.member("image"));
+    role.ports = decode_ports(in, Reader::member(object, "ports"), path.member("ports"));
+    role.command = in.strings(Reader::member(object, "command"), path.member("command"));
+    role.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
+                          .value_or(std::vector<std::string>{});
+    role.env = decode_env(in, Reader::member(object, "env"), path.member("env"));
+    if (const auto* volumes = in.array(Reader::member(object, "additionalVolumes"),
+                                       path.member("additionalVolumes"))) {
+        role.additional_volume_count = volumes->size();
+    }
+    const FieldPath elastic_path = path.member("elasticEp");
+    if (const auto* elastic = in.object(Reader::member(object, "elasticEp"), elastic_path)) {
+        role.has_elastic_ep = true;
+        role.elastic_ep_width =
+            in.integer(Reader::member(elastic, "width"), elastic_path.member("width"));
+    }
+    return role;
+}
+
+std::optional<Router> decode_router(Reader& in, const json::value* value, const FieldPath& path) {
+    const json::object* object = in.object(value, path);
+    if (object == nullptr) {
+        return std::nullopt;
+    }
+    Router router;
+    router.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
+    router.image = in.string(Reader::member(object, "image"), path.member("image"));
+    router.replicas = in.integer(Reader::member(object, "replicas"), path.member("replicas"));
+    router.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
+                            .value_or(std::vector<std::string>{});
+    router.request_timeout_seconds = in.integer(Reader::member(object, "requestTimeoutSeconds"),
+                                                path.member("requestTimeoutSeconds"));
+    router.disaggregation_threshold_tokens =
+        in.integer(Reader::member(object, "disaggregationThresholdTokens"),
+                   path.member("disaggregationThresholdTokens"));
+    return router;
+}
+
+}  // namespace
+
+Decoded decode_model_deployment(const json::value& value) {
+    Decoded out;
+    Reader in(out.problems);
+    const FieldPath root;
+    if (!value.is_object()) {
+        in.problem(root, "a ModelDeployment must be a JSON object, got " +
+                             std::string(kind_name(value)));
+        return out;
+    }
+    const json::object* object = &value.get_object();
+    ModelDeployment& md = out.model;
+
+    const FieldPath metadata_path = root.member("metadata");
+    const json::object* metadata = in.object(Reader::member(object, "metadata"), metadata_path);
+    md.name = in.string(Reader::member(metadata, "name"), metadata_path.member("name")).value_or("");
+    md.namespace_name =
+        in.string(Reader::member(metadata, "namespace"), metadata_path.member("namespace"))
+            .value_or("");
+    const json::value* deletion = Reader::member(metadata, "deletionTimestamp");
+    md.being_deleted = deletion != nullptr && !deletion->is_null();
+
+    const FieldPath spec_path = root.member("spec");
+    const json::value* spec_value = Reader::member(object, "spec");
+    if (spec_value == nullptr) {
+        in.problem(spec_path, "required field is missing");
+        return out;
+    }
+    const json::object* spec = in.object(spec_value, spec_path);
+
+    const FieldPath model_path = spec_path.member("model");
+    const json::object* model = in.object(Reader::member(spec, "model"), model_path);
+    md.model_name = in.string(Reader::member(model, "name"), model_path.member("name")).value_or("");
+    const FieldPath artifact_path = model_path.member("artifactRef");
+    if (const auto* artifact = in.object(Reader::member(model, "artifactRef"), artifact_path)) {
+        md.artifact_name = in.string(Reader::member(artifact, "name"), artifact_path.member("name"));
+    }
+
+    const FieldPath engine_path = spec_path.member("engine");
+    const json::object* engine = in.object(Reader::member(spec, "engine"), engine_path);
+    if (auto name = in.string(Reader::member(engine, "name"), engine_path.member("name"))) {
+        md.engine = engine_kind(*name);
+        md.engine_name = *name;
+        if (md.engine == EngineKind::unknown) {
+            in.problem(engine_path.member("name"),
+                       "unknown engine \"" + *name + "\"; expected vLLM or SGLang");
+        }
+    }
+    md.engine_version = in.string(Reader::member(engine, "version"), engine_path.member("version"));
+
+    const FieldPath kv_path = spec_path.member("kvCache");
+    if (const auto* kv = in.object(Reader::member(spec, "kvCache"), kv_path)) {
+        KvCache cache;
+        const FieldPath pool_path = kv_path.member("poolRef");
+        if (const auto* pool = in.object(Reader::member(kv, "poolRef"), pool_path)) {
+            cache.pool_name = in.string(Reader::member(pool, "name"), pool_path.member("name"));
+        }
+        md.kv_cache = std::move(cache);
+    }
+
+    md.router = decode_router(in, Reader::member(spec, "router"), spec_path.member("router"));
+
+    const FieldPath roles_path = spec_path.member("roles");
+    if (const auto* roles = in.array(Reader::member(spec, "roles"), roles_path)) {
+        const std::size_t count = std::min(roles->size(), limits::max_roles_read);
+        for (std::size_t i = 0; i < count; ++i) {
+            const FieldPath role_path = roles_path.element(i);
+            if (const auto* role = in.object(&(*roles)[i], role_path)) {
+                md.roles.push_back(decode_role(in, role, i, role_path));
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,103 @@
+#include "mdadmit/rules/engine.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "mdadmit/rules/decode.hpp"
+#include "rule_context.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+// The rule that reports structural problems; every other rule is a semantic one.
+constexpr std::string_view schema_rule = "schema";
+
+std::vector<RuleDefinition> all_rules() {
+    std::vector<RuleDefinition> out;
+    for (auto group : {routing_rules(), encode_rules(), port_rules()}) {
+        out.insert(out.end(), group.begin(), group.end());
+    }
+    return out;
+}
+
+}  // namespace
+
+struct Engine::State {
+    RuleData data;
+    EngineOptions options;
+    SchemaCheck schema;
+    std::vector<RuleDefinition> rules;
+    std::vector<std::pair<std::string, Severity>> severities;
+};
+
+Engine::Engine(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+Engine::~Engine() = default;
+
+Result<Engine> Engine::create(RuleData data, EngineOptions options) {
+    std::vector<RuleDefinition> rules = all_rules();
+    // The data file's catalogue and the compiled rules must name the same ids, so a rule
+    // cannot run without a documented severity, nor be documented without running.
+    std::set<std::string> implemented{std::string(schema_rule)};
+    for (const auto& rule : rules) {
+        implemented.insert(std::string(rule.id));
+        if (data.rule(rule.id) == nullptr) {
+            return Error{"rule data: rule \"" + std::string(rule.id) +
+                         "\" is implemented but missing from the rules list"};
+        }
+    }
+    for (const auto& info : data.rules) {
+        if (implemented.count(info.id) == 0) {
+            return Error{"rule data: rule \"" + info.id + "\" is listed but not implemented"};
+        }
+    }
+    auto state = std::make_unique<State>(State{std::move(data), options, SchemaCheck::embedded(),
+                                               std::move(rules), {}});
+    for (const auto& info : state->data.rules) {
+        Severity severity = info.severity;
+        if (info.id == "encode-platform-unknown" && options.encode_platform_unknown_severity) {
+            severity = *options.encode_platform_unknown_severity;
+        }
+        state->severities.emplace_back(info.id, severity);
+    }
+    return Engine(std::move(state));
+}
+
+Engine Engine::with_embedded_data(EngineOptions options) {
+    auto engine = create(embedded_rule_data(), options);
+    // The built-in data is checked by the unit tests; failing here is a build defect.
+    if (!engine) {
+        std::abort();
+    }
+    return std::move(engine).value();
+}
+
+const RuleData& Engine::data() const { return state_->data; }
+
+Evaluation Engine::evaluate(const Review& review) const {
+    Evaluation evaluation;
+    if (review.operation == Operation::remove || review.operation == Operation::connect) {
+        return evaluation;
+    }
+    FindingSink sink(state_->severities, evaluation.findings);
+    Decoded decoded = decode_model_deployment(review.object);
+    const std::vector<DecodeProblem> structural = state_->options.structure_check == StructureCheck::full
+                                                      ? state_->schema.check(review.object)
+                                                      : std::move(decoded.problems);
+    for (const auto& problem : structural) {
+        sink.report(schema_rule, problem.path, problem.message,
+                    "fix the field to match the ModelDeployment schema (manifests/crd/)");
+    }
+    // The semantic rules judge what is well-formed: the decoder left malformed values absent.
+    const DeploymentFacts facts = derive_facts(decoded.model, state_->data, review.instance_types);
+    const RuleContext context{decoded.model, facts, state_->data};
+    for (const auto& rule : state_->rules) {
+        rule.judge(context, sink);
+    }
+    return evaluation;
+}
+
+}  // namespace mdadmit::rules

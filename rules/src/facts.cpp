@@ -1,0 +1,112 @@
+#include "mdadmit/rules/facts.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+// vLLM flags that wire one data-parallel rank per member (External DP).
+bool vllm_external_dp(const ArgStream& args) {
+    if (args.has({"--data-parallel-rank", "-dpn", "--data-parallel-external-lb", "-dpe"})) {
+        return true;
+    }
+    return args.has({"--data-parallel-start-rank", "-dpr"}) &&
+           args.integer({"--data-parallel-size-local", "-dpl"}) == 1;
+}
+
+bool sglang_dp_attention(const ArgStream& args) {
+    if (!args.has({"--enable-dp-attention"})) {
+        return false;
+    }
+    const auto ranks = args.integer({"--dp-size", "--data-parallel-size"});
+    return ranks && *ranks > 1;
+}
+
+ServingMode serving_mode(const Role& role, EngineKind engine, const RoleFacts& facts) {
+    if (role.has_elastic_ep) {
+        return ServingMode::elastic_ep;
+    }
+    switch (role.kind) {
+        case RoleKind::prefill: return ServingMode::prefill;
+        case RoleKind::decode: return ServingMode::decode;
+        case RoleKind::encode: return ServingMode::encode;
+        case RoleKind::unknown: return ServingMode::unknown;
+        case RoleKind::server: break;
+    }
+    const bool external = engine == EngineKind::vllm ? vllm_external_dp(facts.args)
+                                                     : facts.sglang_dp_attention;
+    return external ? ServingMode::external_dp : ServingMode::internal_server;
+}
+
+Platform resolve_platform(const Role& role, const InstanceTypes* instance_types) {
+    if (instance_types == nullptr || !role.instance_type) {
+        return Platform::unknown;
+    }
+    const auto it = instance_types->find(*role.instance_type);
+    return it == instance_types->end() ? Platform::unknown : platform_from_manufacturer(it->second);
+}
+
+}  // namespace
+
+std::string RoleFacts::path() const { return "spec.roles[" + std::to_string(role->index) + "]"; }
+
+std::string RoleFacts::arg_path(std::size_t token_index) const {
+    return path() + "." + std::string(args_field) + "[" + std::to_string(token_index) + "]";
+}
+
+const RoleFacts* DeploymentFacts::first_of_kind(RoleKind kind) const {
+    for (const auto& role : roles) {
+        if (role.role->kind == kind) {
+            return &role;
+        }
+    }
+    return nullptr;
+}
+
+DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
+                             const InstanceTypes* instance_types) {
+    DeploymentFacts facts;
+    facts.model = &model;
+    facts.router = model.router ? data.router(model.router->name) : nullptr;
+    facts.platforms_resolved = !model.being_deleted;
+    if (model.router) {
+        facts.router_args = ArgStream(model.router->extra_args);
+    }
+    const bool under_llm_d = model.router && model.router->name == "llm-d-router";
+    bool has_prefill = false;
+    bool has_decode = false;
+    facts.roles.reserve(model.roles.size());
+    for (const Role& role : model.roles) {
+        RoleFacts rf;
+        rf.role = &role;
+        rf.arg_tokens = role.takes_over() ? &*role.command : &role.extra_args;
+        rf.args_field = role.takes_over() ? "command" : "extraArgs";
+        rf.args = ArgStream(*rf.arg_tokens);
+        rf.sglang_dp_attention = model.engine == EngineKind::sglang && sglang_dp_attention(rf.args);
+        rf.mode = serving_mode(role, model.engine, rf);
+        rf.proxy_fronted_decoder = under_llm_d && model.engine == EngineKind::vllm &&
+                                   role.kind == RoleKind::decode && !role.takes_over();
+        const std::optional<std::int64_t> declared =
+            role.ports.empty() ? std::nullopt : role.ports.front().port;
+        const std::optional<std::int64_t> flagged = rf.args.integer({"--port"});
+        if (declared) {
+            rf.serving_port = *declared;
+            rf.port_source = PortSource::declared;
+        } else if (flagged && !rf.proxy_fronted_decoder) {
+            rf.serving_port = *flagged;
+            rf.port_source = PortSource::flag;
+        } else {
+            rf.serving_port = data.default_serving_port;
+            rf.port_source = rf.proxy_fronted_decoder ? PortSource::sidecar_default
+                                                      : PortSource::engine_default;
+        }
+        rf.platform = facts.platforms_resolved ? resolve_platform(role, instance_types)
+                                               : Platform::unknown;
+        has_prefill = has_prefill || role.kind == RoleKind::prefill;
+        has_decode = has_decode || role.kind == RoleKind::decode;
+        facts.roles.push_back(std::move(rf));
+    }
+    facts.has_prefill_decode_pair = has_prefill && has_decode;
+    return facts;
+}
+
+}  // namespace mdadmit::rules

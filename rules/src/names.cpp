@@ -1,0 +1,95 @@
+// Display names of the core's enums and the small queries on its value types.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "mdadmit/rules/facts.hpp"
+#include "mdadmit/rules/finding.hpp"
+#include "mdadmit/rules/model.hpp"
+#include "mdadmit/rules/platform.hpp"
+
+namespace mdadmit::rules {
+
+std::string_view to_string(Severity severity) {
+    return severity == Severity::deny ? "deny" : "warn";
+}
+
+std::string_view to_string(Platform platform) {
+    switch (platform) {
+        case Platform::nvidia: return "nvidia";
+        case Platform::amd: return "amd";
+        case Platform::ascend: return "ascend";
+        case Platform::other: return "other";
+        case Platform::unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view to_string(EngineKind engine) {
+    switch (engine) {
+        case EngineKind::vllm: return "vLLM";
+        case EngineKind::sglang: return "SGLang";
+        case EngineKind::unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view to_string(RoleKind kind) {
+    switch (kind) {
+        case RoleKind::server: return "Server";
+        case RoleKind::prefill: return "Prefill";
+        case RoleKind::decode: return "Decode";
+        case RoleKind::encode: return "Encode";
+        case RoleKind::unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view to_string(ServingMode mode) {
+    switch (mode) {
+        case ServingMode::internal_server: return "Internal Server";
+        case ServingMode::external_dp: return "External DP";
+        case ServingMode::elastic_ep: return "Elastic EP";
+        case ServingMode::prefill: return "Prefill";
+        case ServingMode::decode: return "Decode";
+        case ServingMode::encode: return "Encode";
+        case ServingMode::unknown: break;
+    }
+    return "unknown";
+}
+
+Platform platform_from_manufacturer(std::string_view manufacturer) {
+    std::string lower(manufacturer);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find_first_not_of(" \t") == std::string::npos) {
+        return Platform::unknown;
+    }
+    if (lower.find("nvidia") != std::string::npos) {
+        return Platform::nvidia;
+    }
+    if (lower.find("amd") != std::string::npos || lower.find("advanced micro") != std::string::npos) {
+        return Platform::amd;
+    }
+    if (lower.find("ascend") != std::string::npos || lower.find("huawei") != std::string::npos) {
+        return Platform::ascend;
+    }
+    return Platform::other;
+}
+
+bool Evaluation::allowed() const {
+    return std::none_of(findings.begin(), findings.end(),
+                        [](const Finding& f) { return f.severity == Severity::deny; });
+}
+
+std::vector<const Finding*> Evaluation::with_severity(Severity severity) const {
+    std::vector<const Finding*> out;
+    for (const auto& finding : findings) {
+        if (finding.severity == severity) {
+            out.push_back(&finding);
+        }
+    }
+    return out;
+}
+
+}  // namespace mdadmit::rules

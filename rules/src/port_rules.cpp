@@ -1,0 +1,186 @@
+// Section 3 of the rules contract: the one port every routed role serves on.
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "rule_context.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+std::string code(std::string_view text) { return "`" + std::string(text) + "`"; }
+
+void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
+    if (!ctx.model.router) {
+        return;
+    }
+    std::set<std::int64_t> ports;
+    std::vector<std::string> listing;
+    for (const auto& role : ctx.facts.roles) {
+        ports.insert(role.serving_port);
+        listing.push_back(role.role->name + " " + std::to_string(role.serving_port));
+    }
+    if (ports.size() > 1) {
+        sink.report("port-uniformity", "spec.router",
+                    "routed roles serve on different ports: " + join(listing, ", ", ", "),
+                    "give every role the same serving port (ports[0].port, else --port, else " +
+                        std::to_string(ctx.data.default_serving_port) + ")");
+    }
+    for (const auto& role : ctx.facts.roles) {
+        if (!role.role->ports.empty() && role.role->ports.front().protocol != "TCP") {
+            sink.report("port-uniformity", role.path() + ".ports[0].protocol",
+                        "serving port of role " + code(role.role->name) + " uses " +
+                            role.role->ports.front().protocol + "; routed roles serve over TCP",
+                        "set protocol: TCP or remove it");
+        }
+        for (const auto& flag : role.args.flags()) {
+            const auto& ssl = ctx.data.ssl_flags;
+            if (std::find(ssl.begin(), ssl.end(), flag.name) != ssl.end()) {
+                sink.report("port-uniformity", role.arg_path(flag.flag_index),
+                            "role " + code(role.role->name) + " passes " + code(flag.name) +
+                                "; routed roles serve plain HTTP",
+                            "remove it; the router speaks plain HTTP to the roles");
+            }
+        }
+    }
+}
+
+void multiport_refused(const RuleContext& ctx, FindingSink& sink) {
+    if (ctx.model.engine != EngineKind::vllm) {
+        return;
+    }
+    struct Shape {
+        std::initializer_list<std::string_view> names;
+    };
+    const std::array shapes{
+        Shape{{"--data-parallel-external-lb", "-dpe"}},
+        Shape{{"--data-parallel-hybrid-lb", "-dph"}},
+        Shape{{"--data-parallel-multi-port-external-lb", "-dpm"}},
+    };
+    for (const auto& role : ctx.facts.roles) {
+        if (role.role->takes_over()) {
+            continue;
+        }
+        std::vector<const FlagOccurrence*> present;
+        for (const auto& shape : shapes) {
+            if (const FlagOccurrence* flag = role.args.last(shape.names)) {
+                present.push_back(flag);
+            }
+        }
+        if (const FlagOccurrence* multiport = role.args.last(shapes[2].names)) {
+            sink.report("multiport-refused", role.arg_path(multiport->flag_index),
+                        code(multiport->name) + " starts vLLM's MultiPort mode, which serves on "
+                                                "extra, incremented ports",
+                        "use --data-parallel-external-lb with one rank per member instead");
+        }
+        if (present.size() > 1) {
+            std::sort(present.begin(), present.end(), [](const auto* a, const auto* b) {
+                return a->flag_index < b->flag_index;
+            });
+            sink.report("multiport-refused", role.arg_path(present.back()->flag_index),
+                        code(present.back()->name) + " and " + code(present.front()->name) +
+                            " derive different data-parallel load-balancing shapes",
+                        "keep one of them");
+        }
+    }
+}
+
+void decoder_proxy_port(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        if (!role.proxy_fronted_decoder) {
+            continue;
+        }
+        const FlagOccurrence* flag = role.args.last({"--port"});
+        if (flag == nullptr || role.args.integer({"--port"}) != role.serving_port) {
+            continue;
+        }
+        sink.report("decoder-proxy-port", role.arg_path(flag->value_index),
+                    "--port " + std::to_string(role.serving_port) + " on Decode role " +
+                        code(role.role->name) +
+                        " is the port its decode sidecar publishes; vLLM listens behind it",
+                    "remove --port (vLLM then listens on " +
+                        std::to_string(ctx.data.decoder_backend_port) + ") or choose another port");
+    }
+}
+
+void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        if (role.proxy_fronted_decoder || role.role->ports.empty() || !role.role->ports.front().port) {
+            continue;
+        }
+        const FlagOccurrence* flag = role.args.last({"--port"});
+        const auto passed = role.args.integer({"--port"});
+        const std::int64_t declared = *role.role->ports.front().port;
+        if (flag == nullptr || !passed || *passed == declared) {
+            continue;
+        }
+        sink.report("declared-port-mismatch", role.arg_path(flag->value_index),
+                    "--port " + std::to_string(*passed) + " differs from the port role " +
+                        code(role.role->name) + " declares (" + std::to_string(declared) + ")",
+                    "make ports[0].port and --port the same, or drop --port");
+    }
+}
+
+bool reserved_applies(const ReservedPorts& entry, const RuleContext& ctx, const RoleFacts& role) {
+    if (entry.engine != ctx.model.engine || role.role->takes_over() ||
+        std::find(entry.kinds.begin(), entry.kinds.end(), role.role->kind) == entry.kinds.end()) {
+        return false;
+    }
+    if (entry.router && (!ctx.model.router || ctx.model.router->name != *entry.router)) {
+        return false;
+    }
+    switch (entry.when) {
+        case ReservedWhen::always: return true;
+        case ReservedWhen::pd_pair: return ctx.facts.has_prefill_decode_pair;
+        case ReservedWhen::pd_pair_with_router_or_kv_cache:
+            return ctx.facts.has_prefill_decode_pair &&
+                   (ctx.model.router.has_value() || ctx.model.kv_cache.has_value());
+    }
+    return false;
+}
+
+void reserved_port(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        const FlagOccurrence* flag = role.args.last({"--port"});
+        const auto passed = role.args.integer({"--port"});
+        for (const auto& entry : ctx.data.reserved_ports) {
+            if (!reserved_applies(entry, ctx, role)) {
+                continue;
+            }
+            const auto reserved = [&](std::int64_t port) {
+                return std::find(entry.ports.begin(), entry.ports.end(), port) != entry.ports.end();
+            };
+            const auto report = [&](std::string path, std::int64_t port) {
+                sink.report("reserved-port", std::move(path),
+                            "port " + std::to_string(port) + " is reserved on " +
+                                std::string(to_string(role.role->kind)) + " role " +
+                                code(role.role->name) + ": " + entry.reason,
+                            "choose another port");
+            };
+            for (std::size_t k = 0; k < role.role->ports.size(); ++k) {
+                const auto& port = role.role->ports[k].port;
+                if (port && reserved(*port)) {
+                    report(role.path() + ".ports[" + std::to_string(k) + "]", *port);
+                }
+            }
+            if (flag != nullptr && passed && reserved(*passed)) {
+                report(role.arg_path(flag->value_index), *passed);
+            }
+        }
+    }
+}
+
+constexpr std::array definitions{
+    RuleDefinition{"port-uniformity", port_uniformity},
+    RuleDefinition{"multiport-refused", multiport_refused},
+    RuleDefinition{"decoder-proxy-port", decoder_proxy_port},
+    RuleDefinition{"declared-port-mismatch", declared_port_mismatch},
+    RuleDefinition{"reserved-port", reserved_port},
+};
+
+}  // namespace
+
+std::span<const RuleDefinition> port_rules() { return definitions; }
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mdadmit/rules/engine.hpp"
+#include "mdadmit/rules/facts.hpp"
+
+namespace mdadmit::rules {
+
+// What every semantic rule reads: the typed object, the facts derived from it once, and the
+// rule data.
+struct RuleContext {
+    const ModelDeployment& model;
+    const DeploymentFacts& facts;
+    const RuleData& data;
+};
+
+// Collects findings; the severity of each comes from the rule data, not from the rule.
+class FindingSink {
+public:
+    FindingSink(const std::vector<std::pair<std::string, Severity>>& severities,
+                std::vector<Finding>& out)
+        : severities_(severities), out_(out) {}
+
+    void report(std::string_view rule, std::string path, std::string message, std::string hint);
+
+private:
+    const std::vector<std::pair<std::string, Severity>>& severities_;
+    std::vector<Finding>& out_;
+};
+
+struct RuleDefinition {
+    std::string_view id;
+    void (*judge)(const RuleContext&, FindingSink&);
+};
+
+std::span<const RuleDefinition> routing_rules();
+std::span<const RuleDefinition> encode_rules();
+std::span<const RuleDefinition> port_rules();
+
+// Shared wording helpers.
+std::string join(const std::vector<std::string>& items, std::string_view separator,
+                 std::string_view last_separator);
+// The candidate closest to `value` by edit distance, if it is close enough to be a typo.
+std::optional<std::string> closest(std::string_view value, const std::vector<std::string>& candidates);
+
+}  // namespace mdadmit::rules

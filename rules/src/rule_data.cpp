@@ -1,0 +1,316 @@
+#include "mdadmit/rules/rule_data.hpp"
+
+#include <algorithm>
+#include <boost/json/value.hpp>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "field_path.hpp"
+#include "mdadmit/rules/json_input.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr int supported_version = 1;
+
+// Thrown only inside this file and turned into an Error at the parse_rule_data boundary.
+struct DataError {
+    std::string path;
+    std::string problem;
+};
+
+// Strict reading of the data file: every field is required unless read with `optional_`.
+class DataReader {
+public:
+    static const json::object& object(const json::value& value, const FieldPath& path) {
+        if (!value.is_object()) {
+            throw DataError{path.text(), "expected an object"};
+        }
+        return value.get_object();
+    }
+
+    static const json::value& field(const json::object& object, std::string_view key,
+                                    const FieldPath& path) {
+        const json::value* value = object.if_contains(key);
+        if (value == nullptr) {
+            throw DataError{path.member(key).text(), "required field is missing"};
+        }
+        return *value;
+    }
+
+    static const json::array& array(const json::value& value, const FieldPath& path) {
+        if (!value.is_array()) {
+            throw DataError{path.text(), "expected an array"};
+        }
+        return value.get_array();
+    }
+
+    static std::string string(const json::value& value, const FieldPath& path) {
+        if (!value.is_string() || value.get_string().empty()) {
+            throw DataError{path.text(), "expected a non-empty string"};
+        }
+        return std::string(value.get_string());
+    }
+
+    static std::int64_t integer(const json::value& value, const FieldPath& path,
+                                std::int64_t minimum, std::int64_t maximum) {
+        if (!value.is_int64() || value.get_int64() < minimum || value.get_int64() > maximum) {
+            throw DataError{path.text(), "expected an integer from " + std::to_string(minimum) +
+                                             " to " + std::to_string(maximum)};
+        }
+        return value.get_int64();
+    }
+
+    static std::vector<std::string> strings(const json::value& value, const FieldPath& path) {
+        std::vector<std::string> out;
+        const json::array& items = array(value, path);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            out.push_back(string(items[i], path.element(i)));
+        }
+        return out;
+    }
+
+    template <typename T, typename Parse>
+    static std::vector<T> each(const json::value& value, const FieldPath& path, Parse parse) {
+        std::vector<T> out;
+        const json::array& items = array(value, path);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            out.push_back(parse(items[i], path.element(i)));
+        }
+        return out;
+    }
+};
+
+using R = DataReader;
+
+EngineKind parse_engine(const json::value& value, const FieldPath& path) {
+    const std::string name = R::string(value, path);
+    if (name == "vLLM") return EngineKind::vllm;
+    if (name == "SGLang") return EngineKind::sglang;
+    throw DataError{path.text(), "unknown engine \"" + name + "\"; expected vLLM or SGLang"};
+}
+
+Platform parse_platform(const json::value& value, const FieldPath& path) {
+    const std::string name = R::string(value, path);
+    for (Platform p : {Platform::nvidia, Platform::amd, Platform::ascend, Platform::other}) {
+        if (name == to_string(p)) {
+            return p;
+        }
+    }
+    throw DataError{path.text(), "unknown platform \"" + name + "\"; expected nvidia, amd, ascend or other"};
+}
+
+RoleKind parse_kind(const json::value& value, const FieldPath& path) {
+    const std::string name = R::string(value, path);
+    for (RoleKind k : {RoleKind::server, RoleKind::prefill, RoleKind::decode, RoleKind::encode}) {
+        if (name == to_string(k)) {
+            return k;
+        }
+    }
+    throw DataError{path.text(), "unknown role kind \"" + name + "\""};
+}
+
+RuleInfo parse_rule(const json::value& value, const FieldPath& path) {
+    const json::object& object = R::object(value, path);
+    RuleInfo rule;
+    rule.id = R::string(R::field(object, "id", path), path.member("id"));
+    const std::string severity = R::string(R::field(object, "severity", path), path.member("severity"));
+    if (severity != "deny" && severity != "warn") {
+        throw DataError{path.member("severity").text(), "expected deny or warn, got \"" + severity + "\""};
+    }
+    rule.severity = severity == "deny" ? Severity::deny : Severity::warn;
+    rule.section = R::string(R::field(object, "section", path), path.member("section"));
+    rule.meaning = R::string(R::field(object, "meaning", path), path.member("meaning"));
+    return rule;
+}
+
+RouterData parse_router(const json::value& value, const FieldPath& path) {
+    const json::object& object = R::object(value, path);
+    RouterData router;
+    router.name = R::string(R::field(object, "name", path), path.member("name"));
+    router.engines = R::each<EngineKind>(R::field(object, "engines", path), path.member("engines"),
+                                         parse_engine);
+    router.owned_flags = R::strings(R::field(object, "ownedFlags", path), path.member("ownedFlags"));
+    const json::value& policies = R::field(object, "policyValues", path);
+    if (policies.is_null()) {
+        const FieldPath profile_path = path.member("fixedProfile");
+        router.fixed_profile = R::string(R::field(object, "fixedProfile", path), profile_path);
+    } else {
+        router.policy_values = R::strings(policies, path.member("policyValues"));
+    }
+    const json::value& threshold = R::field(object, "disaggregationThreshold", path);
+    if (!threshold.is_bool()) {
+        throw DataError{path.member("disaggregationThreshold").text(), "expected true or false"};
+    }
+    router.disaggregation_threshold = threshold.get_bool();
+    return router;
+}
+
+ReservedPorts parse_reserved(const json::value& value, const FieldPath& path) {
+    const json::object& object = R::object(value, path);
+    ReservedPorts entry;
+    entry.ports = R::each<std::int64_t>(
+        R::field(object, "ports", path), path.member("ports"),
+        [](const json::value& v, const FieldPath& p) { return R::integer(v, p, 1, 65535); });
+    entry.engine = parse_engine(R::field(object, "engine", path), path.member("engine"));
+    if (const auto* router = object.if_contains("router")) {
+        entry.router = R::string(*router, path.member("router"));
+    }
+    entry.kinds = R::each<RoleKind>(R::field(object, "kinds", path), path.member("kinds"), parse_kind);
+    if (const auto* when = object.if_contains("when")) {
+        const std::string text = R::string(*when, path.member("when"));
+        if (text == "pd-pair") {
+            entry.when = ReservedWhen::pd_pair;
+        } else if (text == "pd-pair-with-router-or-kv-cache") {
+            entry.when = ReservedWhen::pd_pair_with_router_or_kv_cache;
+        } else {
+            throw DataError{path.member("when").text(),
+                            "expected pd-pair or pd-pair-with-router-or-kv-cache, got \"" + text + "\""};
+        }
+    }
+    entry.reason = R::string(R::field(object, "reason", path), path.member("reason"));
+    return entry;
+}
+
+void check_consistency(const RuleData& data) {
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < data.rules.size(); ++i) {
+        if (!ids.insert(data.rules[i].id).second) {
+            throw DataError{"rules[" + std::to_string(i) + "].id",
+                            "duplicate rule id \"" + data.rules[i].id + "\""};
+        }
+    }
+    std::set<std::string> routers;
+    for (std::size_t i = 0; i < data.routers.size(); ++i) {
+        if (!routers.insert(data.routers[i].name).second) {
+            throw DataError{"routers[" + std::to_string(i) + "].name",
+                            "duplicate router \"" + data.routers[i].name + "\""};
+        }
+    }
+    const auto known_router = [&](const std::string& name, const std::string& path) {
+        if (routers.count(name) == 0) {
+            throw DataError{path, "unknown router \"" + name + "\""};
+        }
+    };
+    for (std::size_t i = 0; i < data.encode_matrix.size(); ++i) {
+        known_router(data.encode_matrix[i].router, "encodeMatrix[" + std::to_string(i) + "].router");
+    }
+    for (std::size_t i = 0; i < data.reserved_ports.size(); ++i) {
+        if (data.reserved_ports[i].router) {
+            known_router(*data.reserved_ports[i].router, "reservedPorts[" + std::to_string(i) + "].router");
+        }
+    }
+    known_router(data.preferred_router_vllm, "preferredRouter.vLLM");
+    known_router(data.preferred_router_sglang, "preferredRouter.SGLang");
+}
+
+RuleData parse(const json::value& root_value) {
+    const FieldPath root;
+    const json::object& root_object = R::object(root_value, root);
+    RuleData data;
+    data.version = static_cast<int>(
+        R::integer(R::field(root_object, "version", root), root.member("version"), 0, 1000));
+    if (data.version != supported_version) {
+        throw DataError{"version", "unsupported version " + std::to_string(data.version) +
+                                       "; this build reads version " +
+                                       std::to_string(supported_version)};
+    }
+    data.default_serving_port = R::integer(R::field(root_object, "defaultServingPort", root),
+                                           root.member("defaultServingPort"), 1, 65535);
+    data.decoder_backend_port = R::integer(R::field(root_object, "decoderBackendPort", root),
+                                           root.member("decoderBackendPort"), 1, 65535);
+    data.rules = R::each<RuleInfo>(R::field(root_object, "rules", root), root.member("rules"), parse_rule);
+    data.policy_flags = R::strings(R::field(root_object, "policyFlags", root), root.member("policyFlags"));
+    data.routers = R::each<RouterData>(R::field(root_object, "routers", root), root.member("routers"),
+                                       parse_router);
+    const FieldPath preferred_path = root.member("preferredRouter");
+    const json::object& preferred =
+        R::object(R::field(root_object, "preferredRouter", root), preferred_path);
+    data.preferred_router_vllm =
+        R::string(R::field(preferred, "vLLM", preferred_path), preferred_path.member("vLLM"));
+    data.preferred_router_sglang =
+        R::string(R::field(preferred, "SGLang", preferred_path), preferred_path.member("SGLang"));
+    data.encode_matrix = R::each<EncodeRow>(
+        R::field(root_object, "encodeMatrix", root), root.member("encodeMatrix"),
+        [](const json::value& v, const FieldPath& p) {
+            const json::object& row = R::object(v, p);
+            return EncodeRow{R::string(R::field(row, "router", p), p.member("router")),
+                             parse_engine(R::field(row, "engine", p), p.member("engine")),
+                             R::each<Platform>(R::field(row, "platforms", p), p.member("platforms"),
+                                               parse_platform)};
+        });
+    data.reserved_ports = R::each<ReservedPorts>(R::field(root_object, "reservedPorts", root),
+                                                 root.member("reservedPorts"), parse_reserved);
+    const FieldPath image_path = root.member("dpAwareImage");
+    const json::object& image = R::object(R::field(root_object, "dpAwareImage", root), image_path);
+    data.dp_aware_repository =
+        R::string(R::field(image, "repository", image_path), image_path.member("repository"));
+    data.dp_aware_minimum_tag =
+        R::string(R::field(image, "minimumTag", image_path), image_path.member("minimumTag"));
+    data.ssl_flags = R::strings(R::field(root_object, "sslFlags", root), root.member("sslFlags"));
+    check_consistency(data);
+    return data;
+}
+
+}  // namespace
+
+bool RouterData::fronts(EngineKind engine) const {
+    return std::find(engines.begin(), engines.end(), engine) != engines.end();
+}
+
+bool RouterData::owns(std::string_view flag) const {
+    return std::find(owned_flags.begin(), owned_flags.end(), flag) != owned_flags.end();
+}
+
+const RuleInfo* RuleData::rule(std::string_view id) const {
+    const auto it = std::find_if(rules.begin(), rules.end(), [&](const RuleInfo& r) { return r.id == id; });
+    return it == rules.end() ? nullptr : &*it;
+}
+
+const RouterData* RuleData::router(std::string_view name) const {
+    const auto it =
+        std::find_if(routers.begin(), routers.end(), [&](const RouterData& r) { return r.name == name; });
+    return it == routers.end() ? nullptr : &*it;
+}
+
+const std::string& RuleData::preferred_router(EngineKind engine) const {
+    return engine == EngineKind::sglang ? preferred_router_sglang : preferred_router_vllm;
+}
+
+Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin) {
+    const std::string where = "rule data " + std::string(origin);
+    auto parsed = parse_json(json_text);
+    if (!parsed) {
+        return Error{where + ": " + parsed.error().message};
+    }
+    try {
+        return parse(parsed.value());
+    } catch (const DataError& e) {
+        return Error{where + ": " + (e.path.empty() ? std::string("(root)") : e.path) + ": " + e.problem};
+    }
+}
+
+Result<RuleData> load_rule_data_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Error{"rule data " + path + ": cannot open the file"};
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_rule_data(text.str(), path);
+}
+
+RuleData embedded_rule_data() {
+    auto data = parse_rule_data(embedded_rule_data_json(), "(built in)");
+    // The built-in file is checked by the unit tests; failing here is a build defect.
+    if (!data) {
+        std::abort();
+    }
+    return std::move(data).value();
+}
+
+}  // namespace mdadmit::rules

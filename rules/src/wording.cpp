@@ -1,0 +1,72 @@
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rule_context.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string join(const std::vector<std::string>& items, std::string_view separator,
+                 std::string_view last_separator) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) {
+            out += i + 1 == items.size() ? last_separator : separator;
+        }
+        out += items[i];
+    }
+    return out;
+}
+
+std::optional<std::string> closest(std::string_view value, const std::vector<std::string>& candidates) {
+    std::optional<std::string> best;
+    std::size_t best_distance = 0;
+    for (const auto& candidate : candidates) {
+        const std::size_t distance = edit_distance(value, candidate);
+        if (!best || distance < best_distance) {
+            best = candidate;
+            best_distance = distance;
+        }
+    }
+    // Farther than a third of the word is a different word, not a typo.
+    if (!best || best_distance > std::max<std::size_t>(2, best->size() / 3)) {
+        return std::nullopt;
+    }
+    return best;
+}
+
+void FindingSink::report(std::string_view rule, std::string path, std::string message,
+                         std::string hint) {
+    Severity severity = Severity::deny;
+    for (const auto& [id, configured] : severities_) {
+        if (id == rule) {
+            severity = configured;
+        }
+    }
+    out_.push_back({std::string(rule), severity, std::move(path), std::move(message), std::move(hint)});
+}
+
+}  // namespace mdadmit::rules
