@@ -9,7 +9,7 @@ packages=(
     g++ cmake make pkg-config git openssl ca-certificates curl
     libboost1.81-dev libboost-json1.81-dev libssl-dev
     nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-cpp-dev
-    libgtest-dev libgmock-dev libbenchmark-dev
+    libgtest-dev libgmock-dev libbenchmark-dev clang-format
 )
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk nginx-light procps)

@@ -39,7 +39,8 @@ json::value plain_scalar(const std::string& text) {
         if (ec == std::errc{} && end == text.data() + text.size()) {
             return value;
         }
-        return json::string(text);  // out of range for an integer: keep the text, not a rounded number
+        return json::string(
+            text);  // out of range for an integer: keep the text, not a rounded number
     }
     if (std::regex_match(text, float_form)) {
         return std::stod(text);
@@ -53,10 +54,12 @@ json::value to_json(const YAML::Node& node, std::size_t depth) {
     }
     switch (node.Type()) {
         case YAML::NodeType::Null:
-        case YAML::NodeType::Undefined: return nullptr;
+        case YAML::NodeType::Undefined:
+            return nullptr;
         case YAML::NodeType::Scalar:
             // yaml-cpp tags a quoted scalar "!" and a plain one "?".
-            return node.Tag() == "!" ? json::value(json::string(node.Scalar())) : plain_scalar(node.Scalar());
+            return node.Tag() == "!" ? json::value(json::string(node.Scalar()))
+                                     : plain_scalar(node.Scalar());
         case YAML::NodeType::Sequence: {
             json::array out;
             out.reserve(node.size());
@@ -83,7 +86,8 @@ bool looks_like_json(std::string_view text) {
 
 }  // namespace
 
-rules::Result<std::vector<Document>> parse_documents(std::string_view text, const std::string& source) {
+rules::Result<std::vector<Document>> parse_documents(std::string_view text,
+                                                     const std::string& source) {
     std::vector<Document> out;
     if (looks_like_json(text)) {
         auto parsed = rules::parse_json(text);
@@ -100,14 +104,14 @@ rules::Result<std::vector<Document>> parse_documents(std::string_view text, cons
             if (node.IsNull()) {
                 continue;  // an empty document between separators
             }
-            out.push_back({to_json(node, 0), source, index,
-                           static_cast<std::size_t>(node.Mark().line + 1)});
+            out.push_back(
+                {to_json(node, 0), source, index, static_cast<std::size_t>(node.Mark().line + 1)});
         }
     } catch (const YAML::Exception& e) {
-        const std::string where =
-            e.mark.is_null() ? source
-                             : source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1);
+        const std::string where = e.mark.is_null()
+                                      ? source
+                                      : source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                            std::to_string(e.mark.column + 1);
         return rules::Error{where + ": not valid YAML or JSON: " + e.msg};
     }
     return out;

@@ -82,7 +82,8 @@ std::string object_name(const boost::json::value& document) {
     boost::system::error_code ec;
     const auto text = [&](const char* pointer) {
         const auto* value = document.find_pointer(pointer, ec);
-        return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
+        return value != nullptr && value->is_string() ? std::string(value->get_string())
+                                                      : std::string();
     };
     const std::string ns = text("/metadata/namespace");
     const std::string name = text("/metadata/name");
@@ -160,8 +161,8 @@ int run_rules(const Options& options) {
         return exit_admitted;
     }
     for (const auto& rule : engine->data().rules) {
-        std::printf("%-24s %-5s %s\n", rule.id.c_str(), std::string(rules::to_string(rule.severity)).c_str(),
-                    rule.meaning.c_str());
+        std::printf("%-24s %-5s %s\n", rule.id.c_str(),
+                    std::string(rules::to_string(rule.severity)).c_str(), rule.meaning.c_str());
     }
     return exit_admitted;
 }

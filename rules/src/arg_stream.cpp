@@ -6,7 +6,9 @@ namespace mdadmit::rules {
 
 namespace {
 
-bool is_flag(std::string_view token) { return token.size() > 1 && token.front() == '-'; }
+bool is_flag(std::string_view token) {
+    return token.size() > 1 && token.front() == '-';
+}
 
 }  // namespace
 
@@ -47,7 +49,8 @@ const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> na
     return nullptr;
 }
 
-std::optional<std::int64_t> ArgStream::integer(std::initializer_list<std::string_view> names) const {
+std::optional<std::int64_t> ArgStream::integer(
+    std::initializer_list<std::string_view> names) const {
     const FlagOccurrence* flag = last(names);
     if (flag == nullptr || !flag->value) {
         return std::nullopt;

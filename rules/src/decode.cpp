@@ -13,14 +13,21 @@ namespace json = boost::json;
 
 std::string_view kind_name(const json::value& value) {
     switch (value.kind()) {
-        case json::kind::null: return "null";
-        case json::kind::bool_: return "a boolean";
+        case json::kind::null:
+            return "null";
+        case json::kind::bool_:
+            return "a boolean";
         case json::kind::int64:
-        case json::kind::uint64: return "an integer";
-        case json::kind::double_: return "a number";
-        case json::kind::string: return "a string";
-        case json::kind::array: return "an array";
-        case json::kind::object: return "an object";
+        case json::kind::uint64:
+            return "an integer";
+        case json::kind::double_:
+            return "a number";
+        case json::kind::string:
+            return "a string";
+        case json::kind::array:
+            return "an array";
+        case json::kind::object:
+            return "an object";
     }
     return "a value";
 }
@@ -28,7 +35,7 @@ std::string_view kind_name(const json::value& value) {
 // Reads typed values out of untrusted JSON, leaving a wrong-typed value absent and noting
 // the problem with its field path.
 class Reader {
-public:
+  public:
     explicit Reader(std::vector<DecodeProblem>& problems) : problems_(problems) {}
 
     static const json::value* member(const json::object* object, std::string_view key) {
@@ -102,9 +109,10 @@ public:
         problems_.push_back({path.text(), std::move(message)});
     }
 
-private:
+  private:
     void mismatch(const json::value& value, const FieldPath& path, std::string_view expected) {
-        problem(path, "expected " + std::string(expected) + ", got " + std::string(kind_name(value)));
+        problem(path,
+                "expected " + std::string(expected) + ", got " + std::string(kind_name(value)));
     }
 
     std::vector<DecodeProblem>& problems_;
@@ -121,10 +129,14 @@ EngineKind engine_kind(std::string_view name) {
 }
 
 RoleKind role_kind(std::string_view name) {
-    if (name == "Server") return RoleKind::server;
-    if (name == "Prefill") return RoleKind::prefill;
-    if (name == "Decode") return RoleKind::decode;
-    if (name == "Encode") return RoleKind::encode;
+    if (name == "Server")
+        return RoleKind::server;
+    if (name == "Prefill")
+        return RoleKind::prefill;
+    if (name == "Decode")
+        return RoleKind::decode;
+    if (name == "Encode")
+        return RoleKind::encode;
     return RoleKind::unknown;
 }
 
@@ -156,7 +168,8 @@ std::vector<PortSpec> decode_ports(Reader& in, const json::value* value, const F
         const json::object* item = in.object(&(*items)[k], item_path);
         PortSpec port;
         port.port = in.integer(Reader::member(item, "port"), item_path.member("port"));
-        if (auto protocol = in.string(Reader::member(item, "protocol"), item_path.member("protocol"))) {
+        if (auto protocol =
+                in.string(Reader::member(item, "protocol"), item_path.member("protocol"))) {
             port.protocol = std::move(*protocol);
         }
         out.push_back(std::move(port));
@@ -176,7 +189,8 @@ std::vector<EnvVar> decode_env(Reader& in, const json::value* value, const Field
         const json::object* item = in.object(&(*items)[k], item_path);
         EnvVar env;
         env.name = in.string(Reader::member(item, "name"), item_path.member("name")).value_or("");
-        env.value = in.string(Reader::member(item, "value"), item_path.member("value")).value_or("");
+        env.value =
+            in.string(Reader::member(item, "value"), item_path.member("value")).value_or("");
         out.push_back(std::move(env));
     }
     return out;
@@ -245,8 +259,8 @@ Decoded decode_model_deployment(const json::value& value) {
     Reader in(out.problems);
     const FieldPath root;
     if (!value.is_object()) {
-        in.problem(root, "a ModelDeployment must be a JSON object, got " +
-                             std::string(kind_name(value)));
+        in.problem(root,
+                   "a ModelDeployment must be a JSON object, got " + std::string(kind_name(value)));
         return out;
     }
     const json::object* object = &value.get_object();
@@ -254,7 +268,8 @@ Decoded decode_model_deployment(const json::value& value) {
 
     const FieldPath metadata_path = root.member("metadata");
     const json::object* metadata = in.object(Reader::member(object, "metadata"), metadata_path);
-    md.name = in.string(Reader::member(metadata, "name"), metadata_path.member("name")).value_or("");
+    md.name =
+        in.string(Reader::member(metadata, "name"), metadata_path.member("name")).value_or("");
     md.namespace_name =
         in.string(Reader::member(metadata, "namespace"), metadata_path.member("namespace"))
             .value_or("");
@@ -271,10 +286,12 @@ Decoded decode_model_deployment(const json::value& value) {
 
     const FieldPath model_path = spec_path.member("model");
     const json::object* model = in.object(Reader::member(spec, "model"), model_path);
-    md.model_name = in.string(Reader::member(model, "name"), model_path.member("name")).value_or("");
+    md.model_name =
+        in.string(Reader::member(model, "name"), model_path.member("name")).value_or("");
     const FieldPath artifact_path = model_path.member("artifactRef");
     if (const auto* artifact = in.object(Reader::member(model, "artifactRef"), artifact_path)) {
-        md.artifact_name = in.string(Reader::member(artifact, "name"), artifact_path.member("name"));
+        md.artifact_name =
+            in.string(Reader::member(artifact, "name"), artifact_path.member("name"));
     }
 
     const FieldPath engine_path = spec_path.member("engine");

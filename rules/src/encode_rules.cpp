@@ -8,7 +8,9 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) { return "`" + std::string(text) + "`"; }
+std::string code(std::string_view text) {
+    return "`" + std::string(text) + "`";
+}
 
 std::vector<const RoleFacts*> encode_roles(const DeploymentFacts& facts) {
     std::vector<const RoleFacts*> out;
@@ -42,10 +44,11 @@ void encode_shape(const RuleContext& ctx, FindingSink& sink) {
         missing.emplace_back("a router (spec.router)");
     }
     if (!missing.empty()) {
-        sink.report("encode-shape", encoders[0]->path() + ".kind",
-                    "Encode role " + code(encoders[0]->role->name) + " needs " +
-                        join(missing, ", ", " and ") + " beside it",
-                    "add the missing parts, or remove the Encode role and serve with a Server role");
+        sink.report(
+            "encode-shape", encoders[0]->path() + ".kind",
+            "Encode role " + code(encoders[0]->role->name) + " needs " +
+                join(missing, ", ", " and ") + " beside it",
+            "add the missing parts, or remove the Encode role and serve with a Server role");
     }
 }
 
@@ -63,10 +66,10 @@ void encode_matrix(const RuleContext& ctx, FindingSink& sink) {
         return;
     }
     const std::string engine(to_string(ctx.model.engine));
-    const auto row = std::find_if(ctx.data.encode_matrix.begin(), ctx.data.encode_matrix.end(),
-                                  [&](const EncodeRow& r) {
-                                      return r.router == router->name && r.engine == ctx.model.engine;
-                                  });
+    const auto row = std::find_if(
+        ctx.data.encode_matrix.begin(), ctx.data.encode_matrix.end(), [&](const EncodeRow& r) {
+            return r.router == router->name && r.engine == ctx.model.engine;
+        });
     for (const RoleFacts* encoder : encode_roles(ctx.facts)) {
         if (row == ctx.data.encode_matrix.end()) {
             std::vector<std::string> admitted;
@@ -86,16 +89,18 @@ void encode_matrix(const RuleContext& ctx, FindingSink& sink) {
         }
         std::vector<std::string> alternatives;
         for (const auto& r : ctx.data.encode_matrix) {
-            if (r.engine == ctx.model.engine &&
-                std::find(r.platforms.begin(), r.platforms.end(), encoder->platform) != r.platforms.end()) {
+            if (r.engine == ctx.model.engine && std::find(r.platforms.begin(), r.platforms.end(),
+                                                          encoder->platform) != r.platforms.end()) {
                 alternatives.push_back(r.router);
             }
         }
         const std::string platform(to_string(encoder->platform));
         std::string message = "Encode on " + router->name + " + " + engine + " is admitted on " +
-                              join(platform_names(row->platforms), ", ", " and ") + ", not " + platform;
-        message += alternatives.empty() ? "; no router admits Encode on " + engine + " + " + platform
-                                        : "; use " + join(alternatives, ", ", " or ");
+                              join(platform_names(row->platforms), ", ", " and ") + ", not " +
+                              platform;
+        message += alternatives.empty()
+                       ? "; no router admits Encode on " + engine + " + " + platform
+                       : "; use " + join(alternatives, ", ", " or ");
         sink.report("encode-matrix", encoder->path(), std::move(message),
                     "move the deployment to an admitted platform, or change the router");
     }
@@ -110,9 +115,9 @@ void encode_platform_unknown(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         const auto& instance_type = encoder->role->instance_type;
-        const std::string why = instance_type
-                                    ? "InstanceType " + code(*instance_type) + " is unknown or has no manufacturer yet"
-                                    : "it names no instanceType";
+        const std::string why = instance_type ? "InstanceType " + code(*instance_type) +
+                                                    " is unknown or has no manufacturer yet"
+                                              : "it names no instanceType";
         sink.report("encode-platform-unknown", encoder->path() + ".instanceType",
                     "platform of Encode role " + code(encoder->role->name) + " unresolved (" + why +
                         "); Encode matrix not checked",
@@ -128,6 +133,8 @@ constexpr std::array definitions{
 
 }  // namespace
 
-std::span<const RuleDefinition> encode_rules() { return definitions; }
+std::span<const RuleDefinition> encode_rules() {
+    return definitions;
+}
 
 }  // namespace mdadmit::rules

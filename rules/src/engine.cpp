@@ -54,8 +54,8 @@ Result<Engine> Engine::create(RuleData data, EngineOptions options) {
             return Error{"rule data: rule \"" + info.id + "\" is listed but not implemented"};
         }
     }
-    auto state = std::make_unique<State>(State{std::move(data), options, SchemaCheck::embedded(),
-                                               std::move(rules), {}});
+    auto state = std::make_unique<State>(
+        State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), {}});
     for (const auto& info : state->data.rules) {
         Severity severity = info.severity;
         if (info.id == "encode-platform-unknown" && options.encode_platform_unknown_severity) {
@@ -75,7 +75,9 @@ Engine Engine::with_embedded_data(EngineOptions options) {
     return std::move(engine).value();
 }
 
-const RuleData& Engine::data() const { return state_->data; }
+const RuleData& Engine::data() const {
+    return state_->data;
+}
 
 Evaluation Engine::evaluate(const Review& review) const {
     Evaluation evaluation;
@@ -84,9 +86,10 @@ Evaluation Engine::evaluate(const Review& review) const {
     }
     FindingSink sink(state_->severities, evaluation.findings);
     Decoded decoded = decode_model_deployment(review.object);
-    const std::vector<DecodeProblem> structural = state_->options.structure_check == StructureCheck::full
-                                                      ? state_->schema.check(review.object)
-                                                      : std::move(decoded.problems);
+    const std::vector<DecodeProblem> structural =
+        state_->options.structure_check == StructureCheck::full
+            ? state_->schema.check(review.object)
+            : std::move(decoded.problems);
     for (const auto& problem : structural) {
         sink.report(schema_rule, problem.path, problem.message,
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");

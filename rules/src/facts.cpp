@@ -26,14 +26,19 @@ ServingMode serving_mode(const Role& role, EngineKind engine, const RoleFacts& f
         return ServingMode::elastic_ep;
     }
     switch (role.kind) {
-        case RoleKind::prefill: return ServingMode::prefill;
-        case RoleKind::decode: return ServingMode::decode;
-        case RoleKind::encode: return ServingMode::encode;
-        case RoleKind::unknown: return ServingMode::unknown;
-        case RoleKind::server: break;
+        case RoleKind::prefill:
+            return ServingMode::prefill;
+        case RoleKind::decode:
+            return ServingMode::decode;
+        case RoleKind::encode:
+            return ServingMode::encode;
+        case RoleKind::unknown:
+            return ServingMode::unknown;
+        case RoleKind::server:
+            break;
     }
-    const bool external = engine == EngineKind::vllm ? vllm_external_dp(facts.args)
-                                                     : facts.sglang_dp_attention;
+    const bool external =
+        engine == EngineKind::vllm ? vllm_external_dp(facts.args) : facts.sglang_dp_attention;
     return external ? ServingMode::external_dp : ServingMode::internal_server;
 }
 
@@ -47,7 +52,9 @@ Platform resolve_platform(const Role& role, const InstanceTypes* instance_types)
 
 }  // namespace
 
-std::string RoleFacts::path() const { return "spec.roles[" + std::to_string(role->index) + "]"; }
+std::string RoleFacts::path() const {
+    return "spec.roles[" + std::to_string(role->index) + "]";
+}
 
 std::string RoleFacts::arg_path(std::size_t token_index) const {
     return path() + "." + std::string(args_field) + "[" + std::to_string(token_index) + "]";
@@ -96,11 +103,11 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
             rf.port_source = PortSource::flag;
         } else {
             rf.serving_port = data.default_serving_port;
-            rf.port_source = rf.proxy_fronted_decoder ? PortSource::sidecar_default
-                                                      : PortSource::engine_default;
+            rf.port_source =
+                rf.proxy_fronted_decoder ? PortSource::sidecar_default : PortSource::engine_default;
         }
-        rf.platform = facts.platforms_resolved ? resolve_platform(role, instance_types)
-                                               : Platform::unknown;
+        rf.platform =
+            facts.platforms_resolved ? resolve_platform(role, instance_types) : Platform::unknown;
         has_prefill = has_prefill || role.kind == RoleKind::prefill;
         has_decode = has_decode || role.kind == RoleKind::decode;
         facts.roles.push_back(std::move(rf));

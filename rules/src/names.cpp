@@ -16,44 +16,64 @@ std::string_view to_string(Severity severity) {
 
 std::string_view to_string(Platform platform) {
     switch (platform) {
-        case Platform::nvidia: return "nvidia";
-        case Platform::amd: return "amd";
-        case Platform::ascend: return "ascend";
-        case Platform::other: return "other";
-        case Platform::unknown: break;
+        case Platform::nvidia:
+            return "nvidia";
+        case Platform::amd:
+            return "amd";
+        case Platform::ascend:
+            return "ascend";
+        case Platform::other:
+            return "other";
+        case Platform::unknown:
+            break;
     }
     return "unknown";
 }
 
 std::string_view to_string(EngineKind engine) {
     switch (engine) {
-        case EngineKind::vllm: return "vLLM";
-        case EngineKind::sglang: return "SGLang";
-        case EngineKind::unknown: break;
+        case EngineKind::vllm:
+            return "vLLM";
+        case EngineKind::sglang:
+            return "SGLang";
+        case EngineKind::unknown:
+            break;
     }
     return "unknown";
 }
 
 std::string_view to_string(RoleKind kind) {
     switch (kind) {
-        case RoleKind::server: return "Server";
-        case RoleKind::prefill: return "Prefill";
-        case RoleKind::decode: return "Decode";
-        case RoleKind::encode: return "Encode";
-        case RoleKind::unknown: break;
+        case RoleKind::server:
+            return "Server";
+        case RoleKind::prefill:
+            return "Prefill";
+        case RoleKind::decode:
+            return "Decode";
+        case RoleKind::encode:
+            return "Encode";
+        case RoleKind::unknown:
+            break;
     }
     return "unknown";
 }
 
 std::string_view to_string(ServingMode mode) {
     switch (mode) {
-        case ServingMode::internal_server: return "Internal Server";
-        case ServingMode::external_dp: return "External DP";
-        case ServingMode::elastic_ep: return "Elastic EP";
-        case ServingMode::prefill: return "Prefill";
-        case ServingMode::decode: return "Decode";
-        case ServingMode::encode: return "Encode";
-        case ServingMode::unknown: break;
+        case ServingMode::internal_server:
+            return "Internal Server";
+        case ServingMode::external_dp:
+            return "External DP";
+        case ServingMode::elastic_ep:
+            return "Elastic EP";
+        case ServingMode::prefill:
+            return "Prefill";
+        case ServingMode::decode:
+            return "Decode";
+        case ServingMode::encode:
+            return "Encode";
+        case ServingMode::unknown:
+            break;
     }
     return "unknown";
 }
@@ -68,7 +88,8 @@ Platform platform_from_manufacturer(std::string_view manufacturer) {
     if (lower.find("nvidia") != std::string::npos) {
         return Platform::nvidia;
     }
-    if (lower.find("amd") != std::string::npos || lower.find("advanced micro") != std::string::npos) {
+    if (lower.find("amd") != std::string::npos ||
+        lower.find("advanced micro") != std::string::npos) {
         return Platform::amd;
     }
     if (lower.find("ascend") != std::string::npos || lower.find("huawei") != std::string::npos) {

@@ -9,7 +9,9 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) { return "`" + std::string(text) + "`"; }
+std::string code(std::string_view text) {
+    return "`" + std::string(text) + "`";
+}
 
 void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
     if (!ctx.model.router) {
@@ -70,14 +72,14 @@ void multiport_refused(const RuleContext& ctx, FindingSink& sink) {
         }
         if (const FlagOccurrence* multiport = role.args.last(shapes[2].names)) {
             sink.report("multiport-refused", role.arg_path(multiport->flag_index),
-                        code(multiport->name) + " starts vLLM's MultiPort mode, which serves on "
-                                                "extra, incremented ports",
+                        code(multiport->name) +
+                            " starts vLLM's MultiPort mode, which serves on "
+                            "extra, incremented ports",
                         "use --data-parallel-external-lb with one rank per member instead");
         }
         if (present.size() > 1) {
-            std::sort(present.begin(), present.end(), [](const auto* a, const auto* b) {
-                return a->flag_index < b->flag_index;
-            });
+            std::sort(present.begin(), present.end(),
+                      [](const auto* a, const auto* b) { return a->flag_index < b->flag_index; });
             sink.report("multiport-refused", role.arg_path(present.back()->flag_index),
                         code(present.back()->name) + " and " + code(present.front()->name) +
                             " derive different data-parallel load-balancing shapes",
@@ -106,7 +108,8 @@ void decoder_proxy_port(const RuleContext& ctx, FindingSink& sink) {
 
 void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
-        if (role.proxy_fronted_decoder || role.role->ports.empty() || !role.role->ports.front().port) {
+        if (role.proxy_fronted_decoder || role.role->ports.empty() ||
+            !role.role->ports.front().port) {
             continue;
         }
         const FlagOccurrence* flag = role.args.last({"--port"});
@@ -131,8 +134,10 @@ bool reserved_applies(const ReservedPorts& entry, const RuleContext& ctx, const 
         return false;
     }
     switch (entry.when) {
-        case ReservedWhen::always: return true;
-        case ReservedWhen::pd_pair: return ctx.facts.has_prefill_decode_pair;
+        case ReservedWhen::always:
+            return true;
+        case ReservedWhen::pd_pair:
+            return ctx.facts.has_prefill_decode_pair;
         case ReservedWhen::pd_pair_with_router_or_kv_cache:
             return ctx.facts.has_prefill_decode_pair &&
                    (ctx.model.router.has_value() || ctx.model.kv_cache.has_value());
@@ -181,6 +186,8 @@ constexpr std::array definitions{
 
 }  // namespace
 
-std::span<const RuleDefinition> port_rules() { return definitions; }
+std::span<const RuleDefinition> port_rules() {
+    return definitions;
+}
 
 }  // namespace mdadmit::rules

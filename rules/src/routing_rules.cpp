@@ -10,7 +10,9 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) { return "`" + std::string(text) + "`"; }
+std::string code(std::string_view text) {
+    return "`" + std::string(text) + "`";
+}
 
 std::string router_arg_path(std::size_t index) {
     return "spec.router.extraArgs[" + std::to_string(index) + "]";
@@ -28,14 +30,16 @@ std::vector<std::string> routers_fronting(const RuleData& data, EngineKind engin
 
 void router_engine_pairing(const RuleContext& ctx, FindingSink& sink) {
     const RouterData* router = ctx.facts.router;
-    if (router == nullptr || ctx.model.engine == EngineKind::unknown || router->fronts(ctx.model.engine)) {
+    if (router == nullptr || ctx.model.engine == EngineKind::unknown ||
+        router->fronts(ctx.model.engine)) {
         return;
     }
     std::vector<std::string> engines;
     for (EngineKind engine : router->engines) {
         engines.emplace_back(to_string(engine));
     }
-    const std::string alternatives = join(routers_fronting(ctx.data, ctx.model.engine), ", ", " or ");
+    const std::string alternatives =
+        join(routers_fronting(ctx.data, ctx.model.engine), ", ", " or ");
     sink.report("router-engine-pairing", "spec.router.name",
                 router->name + " fronts " + join(engines, ", ", " and ") + " only, not " +
                     std::string(to_string(ctx.model.engine)) + "; use " + alternatives,
@@ -49,9 +53,10 @@ void router_flag_owned(const RuleContext& ctx, FindingSink& sink) {
     }
     for (const auto& flag : ctx.facts.router_args.flags()) {
         if (router->owns(flag.name)) {
-            sink.report("router-flag-owned", router_arg_path(flag.flag_index),
-                        code(flag.name) + " is set by the operator for " + router->name,
-                        "remove it from spec.router.extraArgs; the operator renders it from the roles");
+            sink.report(
+                "router-flag-owned", router_arg_path(flag.flag_index),
+                code(flag.name) + " is set by the operator for " + router->name,
+                "remove it from spec.router.extraArgs; the operator renders it from the roles");
         }
     }
 }
@@ -91,12 +96,13 @@ void router_policy_value(const RuleContext& ctx, FindingSink& sink) {
         if (std::find(values.begin(), values.end(), *flag.value) != values.end()) {
             continue;
         }
-        std::string message = "unknown " + policy_words(flag.name) + " " + code(*flag.value) +
-                              " for " + router->name;
+        std::string message =
+            "unknown " + policy_words(flag.name) + " " + code(*flag.value) + " for " + router->name;
         if (const auto suggestion = closest(*flag.value, values)) {
             message += "; did you mean " + code(*suggestion) + "?";
         }
-        sink.report("router-policy-value", router_arg_path(flag.value_index), std::move(message), known);
+        sink.report("router-policy-value", router_arg_path(flag.value_index), std::move(message),
+                    known);
     }
 }
 
@@ -113,9 +119,10 @@ void router_threshold(const RuleContext& ctx, FindingSink& sink) {
         }
     }
     const std::string where = join(supporting, ", ", " or ");
-    sink.report("router-threshold", "spec.router.disaggregationThresholdTokens",
-                "disaggregationThresholdTokens exists only on " + where + ", not on " + router->name,
-                "remove it, or use " + where);
+    sink.report(
+        "router-threshold", "spec.router.disaggregationThresholdTokens",
+        "disaggregationThresholdTokens exists only on " + where + ", not on " + router->name,
+        "remove it, or use " + where);
 }
 
 const RoleFacts* first_dp_attention_role(const DeploymentFacts& facts) {
@@ -139,8 +146,10 @@ void pd_dp_aware_exclusion(const RuleContext& ctx, FindingSink& sink) {
         return;
     }
     sink.report("pd-dp-aware-exclusion", "spec.router",
-                router->name + " would need --pd-disaggregation for the Prefill+Decode pair and "
-                               "--dp-aware for attention-DP role " + code(dp_role->role->name) +
+                router->name +
+                    " would need --pd-disaggregation for the Prefill+Decode pair and "
+                    "--dp-aware for attention-DP role " +
+                    code(dp_role->role->name) +
                     "; together they send decode traffic to an invalid destination",
                 "drop --enable-dp-attention from role " + dp_role->role->name +
                     ", or serve it in its own ModelDeployment without the Prefill+Decode pair");
@@ -221,9 +230,9 @@ void dp_aware_image(const RuleContext& ctx, FindingSink& sink) {
         !ctx.model.router->image) {
         return;
     }
-    const bool external_dp = std::any_of(ctx.facts.roles.begin(), ctx.facts.roles.end(), [](const RoleFacts& r) {
-        return r.mode == ServingMode::external_dp;
-    });
+    const bool external_dp =
+        std::any_of(ctx.facts.roles.begin(), ctx.facts.roles.end(),
+                    [](const RoleFacts& r) { return r.mode == ServingMode::external_dp; });
     if (!external_dp || ctx.model.engine != EngineKind::sglang) {
         return;
     }
@@ -256,6 +265,8 @@ constexpr std::array definitions{
 
 }  // namespace
 
-std::span<const RuleDefinition> routing_rules() { return definitions; }
+std::span<const RuleDefinition> routing_rules() {
+    return definitions;
+}
 
 }  // namespace mdadmit::rules

@@ -20,14 +20,14 @@ struct RuleContext {
 
 // Collects findings; the severity of each comes from the rule data, not from the rule.
 class FindingSink {
-public:
+  public:
     FindingSink(const std::vector<std::pair<std::string, Severity>>& severities,
                 std::vector<Finding>& out)
         : severities_(severities), out_(out) {}
 
     void report(std::string_view rule, std::string path, std::string message, std::string hint);
 
-private:
+  private:
     const std::vector<std::pair<std::string, Severity>>& severities_;
     std::vector<Finding>& out_;
 };
@@ -45,6 +45,7 @@ std::span<const RuleDefinition> port_rules();
 std::string join(const std::vector<std::string>& items, std::string_view separator,
                  std::string_view last_separator);
 // The candidate closest to `value` by edit distance, if it is close enough to be a typo.
-std::optional<std::string> closest(std::string_view value, const std::vector<std::string>& candidates);
+std::optional<std::string> closest(std::string_view value,
+                                   const std::vector<std::string>& candidates);
 
 }  // namespace mdadmit::rules

@@ -25,7 +25,7 @@ struct DataError {
 
 // Strict reading of the data file: every field is required unless read with `optional_`.
 class DataReader {
-public:
+  public:
     static const json::object& object(const json::value& value, const FieldPath& path) {
         if (!value.is_object()) {
             throw DataError{path.text(), "expected an object"};
@@ -89,8 +89,10 @@ using R = DataReader;
 
 EngineKind parse_engine(const json::value& value, const FieldPath& path) {
     const std::string name = R::string(value, path);
-    if (name == "vLLM") return EngineKind::vllm;
-    if (name == "SGLang") return EngineKind::sglang;
+    if (name == "vLLM")
+        return EngineKind::vllm;
+    if (name == "SGLang")
+        return EngineKind::sglang;
     throw DataError{path.text(), "unknown engine \"" + name + "\"; expected vLLM or SGLang"};
 }
 
@@ -101,7 +103,8 @@ Platform parse_platform(const json::value& value, const FieldPath& path) {
             return p;
         }
     }
-    throw DataError{path.text(), "unknown platform \"" + name + "\"; expected nvidia, amd, ascend or other"};
+    throw DataError{path.text(),
+                    "unknown platform \"" + name + "\"; expected nvidia, amd, ascend or other"};
 }
 
 RoleKind parse_kind(const json::value& value, const FieldPath& path) {
@@ -118,9 +121,11 @@ RuleInfo parse_rule(const json::value& value, const FieldPath& path) {
     const json::object& object = R::object(value, path);
     RuleInfo rule;
     rule.id = R::string(R::field(object, "id", path), path.member("id"));
-    const std::string severity = R::string(R::field(object, "severity", path), path.member("severity"));
+    const std::string severity =
+        R::string(R::field(object, "severity", path), path.member("severity"));
     if (severity != "deny" && severity != "warn") {
-        throw DataError{path.member("severity").text(), "expected deny or warn, got \"" + severity + "\""};
+        throw DataError{path.member("severity").text(),
+                        "expected deny or warn, got \"" + severity + "\""};
     }
     rule.severity = severity == "deny" ? Severity::deny : Severity::warn;
     rule.section = R::string(R::field(object, "section", path), path.member("section"));
@@ -134,7 +139,8 @@ RouterData parse_router(const json::value& value, const FieldPath& path) {
     router.name = R::string(R::field(object, "name", path), path.member("name"));
     router.engines = R::each<EngineKind>(R::field(object, "engines", path), path.member("engines"),
                                          parse_engine);
-    router.owned_flags = R::strings(R::field(object, "ownedFlags", path), path.member("ownedFlags"));
+    router.owned_flags =
+        R::strings(R::field(object, "ownedFlags", path), path.member("ownedFlags"));
     const json::value& policies = R::field(object, "policyValues", path);
     if (policies.is_null()) {
         const FieldPath profile_path = path.member("fixedProfile");
@@ -160,7 +166,8 @@ ReservedPorts parse_reserved(const json::value& value, const FieldPath& path) {
     if (const auto* router = object.if_contains("router")) {
         entry.router = R::string(*router, path.member("router"));
     }
-    entry.kinds = R::each<RoleKind>(R::field(object, "kinds", path), path.member("kinds"), parse_kind);
+    entry.kinds =
+        R::each<RoleKind>(R::field(object, "kinds", path), path.member("kinds"), parse_kind);
     if (const auto* when = object.if_contains("when")) {
         const std::string text = R::string(*when, path.member("when"));
         if (text == "pd-pair") {
@@ -168,8 +175,9 @@ ReservedPorts parse_reserved(const json::value& value, const FieldPath& path) {
         } else if (text == "pd-pair-with-router-or-kv-cache") {
             entry.when = ReservedWhen::pd_pair_with_router_or_kv_cache;
         } else {
-            throw DataError{path.member("when").text(),
-                            "expected pd-pair or pd-pair-with-router-or-kv-cache, got \"" + text + "\""};
+            throw DataError{
+                path.member("when").text(),
+                "expected pd-pair or pd-pair-with-router-or-kv-cache, got \"" + text + "\""};
         }
     }
     entry.reason = R::string(R::field(object, "reason", path), path.member("reason"));
@@ -197,11 +205,13 @@ void check_consistency(const RuleData& data) {
         }
     };
     for (std::size_t i = 0; i < data.encode_matrix.size(); ++i) {
-        known_router(data.encode_matrix[i].router, "encodeMatrix[" + std::to_string(i) + "].router");
+        known_router(data.encode_matrix[i].router,
+                     "encodeMatrix[" + std::to_string(i) + "].router");
     }
     for (std::size_t i = 0; i < data.reserved_ports.size(); ++i) {
         if (data.reserved_ports[i].router) {
-            known_router(*data.reserved_ports[i].router, "reservedPorts[" + std::to_string(i) + "].router");
+            known_router(*data.reserved_ports[i].router,
+                         "reservedPorts[" + std::to_string(i) + "].router");
         }
     }
     known_router(data.preferred_router_vllm, "preferredRouter.vLLM");
@@ -223,10 +233,12 @@ RuleData parse(const json::value& root_value) {
                                            root.member("defaultServingPort"), 1, 65535);
     data.decoder_backend_port = R::integer(R::field(root_object, "decoderBackendPort", root),
                                            root.member("decoderBackendPort"), 1, 65535);
-    data.rules = R::each<RuleInfo>(R::field(root_object, "rules", root), root.member("rules"), parse_rule);
-    data.policy_flags = R::strings(R::field(root_object, "policyFlags", root), root.member("policyFlags"));
-    data.routers = R::each<RouterData>(R::field(root_object, "routers", root), root.member("routers"),
-                                       parse_router);
+    data.rules =
+        R::each<RuleInfo>(R::field(root_object, "rules", root), root.member("rules"), parse_rule);
+    data.policy_flags =
+        R::strings(R::field(root_object, "policyFlags", root), root.member("policyFlags"));
+    data.routers = R::each<RouterData>(R::field(root_object, "routers", root),
+                                       root.member("routers"), parse_router);
     const FieldPath preferred_path = root.member("preferredRouter");
     const json::object& preferred =
         R::object(R::field(root_object, "preferredRouter", root), preferred_path);
@@ -267,13 +279,14 @@ bool RouterData::owns(std::string_view flag) const {
 }
 
 const RuleInfo* RuleData::rule(std::string_view id) const {
-    const auto it = std::find_if(rules.begin(), rules.end(), [&](const RuleInfo& r) { return r.id == id; });
+    const auto it =
+        std::find_if(rules.begin(), rules.end(), [&](const RuleInfo& r) { return r.id == id; });
     return it == rules.end() ? nullptr : &*it;
 }
 
 const RouterData* RuleData::router(std::string_view name) const {
-    const auto it =
-        std::find_if(routers.begin(), routers.end(), [&](const RouterData& r) { return r.name == name; });
+    const auto it = std::find_if(routers.begin(), routers.end(),
+                                 [&](const RouterData& r) { return r.name == name; });
     return it == routers.end() ? nullptr : &*it;
 }
 
@@ -290,7 +303,8 @@ Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view or
     try {
         return parse(parsed.value());
     } catch (const DataError& e) {
-        return Error{where + ": " + (e.path.empty() ? std::string("(root)") : e.path) + ": " + e.problem};
+        return Error{where + ": " + (e.path.empty() ? std::string("(root)") : e.path) + ": " +
+                     e.problem};
     }
 }
 

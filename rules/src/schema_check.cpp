@@ -41,14 +41,21 @@ std::string render(const std::vector<Segment>& segments) {
 
 std::string describe(const json::value& value) {
     switch (value.kind()) {
-        case json::kind::null: return "null";
-        case json::kind::bool_: return "a boolean";
+        case json::kind::null:
+            return "null";
+        case json::kind::bool_:
+            return "a boolean";
         case json::kind::int64:
-        case json::kind::uint64: return "an integer";
-        case json::kind::double_: return "a number";
-        case json::kind::string: return "a string";
-        case json::kind::array: return "an array";
-        case json::kind::object: return "an object";
+        case json::kind::uint64:
+            return "an integer";
+        case json::kind::double_:
+            return "a number";
+        case json::kind::string:
+            return "a string";
+        case json::kind::array:
+            return "an array";
+        case json::kind::object:
+            return "an object";
     }
     return "a value";
 }
@@ -85,7 +92,8 @@ Located locate(const std::vector<std::string>& context, const json::value& objec
     Located at{{}, &object, &schema};
     for (std::size_t i = 1; i < context.size(); ++i) {
         const std::string& raw = context[i];
-        std::string key = raw.size() >= 2 && raw.front() == '[' ? raw.substr(1, raw.size() - 2) : raw;
+        std::string key =
+            raw.size() >= 2 && raw.front() == '[' ? raw.substr(1, raw.size() - 2) : raw;
         Segment segment{key, std::nullopt};
         const json::value* next = nullptr;
         if (at.value != nullptr && at.value->is_array()) {
@@ -138,22 +146,29 @@ DecodeProblem word(const valijson::ValidationResults::Error& error, const json::
         message = "expected " + schema_text(at.schema, "type") + ", got " +
                   (at.value != nullptr ? describe(*at.value) : std::string("another type"));
     } else if (text.find("enum") != std::string::npos) {
-        message = "unsupported value " + actual + "; expected one of: " + schema_text(at.schema, "enum");
+        message =
+            "unsupported value " + actual + "; expected one of: " + schema_text(at.schema, "enum");
     } else if (text.find("regex") != std::string::npos) {
         message = actual + " must match " + schema_text(at.schema, "pattern");
     } else if (text.find("number") != std::string::npos) {
         const std::string minimum = schema_text(at.schema, "minimum");
         const std::string maximum = schema_text(at.schema, "maximum");
-        message = actual + " is out of range: " +
-                  (maximum.empty() ? "minimum " + minimum
-                                   : "from " + (minimum.empty() ? "-inf" : minimum) + " to " + maximum);
+        message =
+            actual + " is out of range: " +
+            (maximum.empty() ? "minimum " + minimum
+                             : "from " + (minimum.empty() ? "-inf" : minimum) + " to " + maximum);
     } else if (text.find("Array should contain") != std::string::npos) {
-        const std::size_t count = at.value != nullptr && at.value->is_array() ? at.value->get_array().size() : 0;
-        message = "has " + std::to_string(count) + " entries; allowed: " + schema_text(at.schema, "minItems") +
-                  " to " + schema_text(at.schema, "maxItems");
+        const std::size_t count =
+            at.value != nullptr && at.value->is_array() ? at.value->get_array().size() : 0;
+        message = "has " + std::to_string(count) +
+                  " entries; allowed: " + schema_text(at.schema, "minItems") + " to " +
+                  schema_text(at.schema, "maxItems");
     } else if (text.find("String should be") != std::string::npos) {
-        message = actual + " has the wrong length; at most " + schema_text(at.schema, "maxLength") +
-                  " characters, at least " + (schema_text(at.schema, "minLength").empty() ? "0" : schema_text(at.schema, "minLength"));
+        message =
+            actual + " has the wrong length; at most " + schema_text(at.schema, "maxLength") +
+            " characters, at least " +
+            (schema_text(at.schema, "minLength").empty() ? "0"
+                                                         : schema_text(at.schema, "minLength"));
     } else {
         message = text;
     }
@@ -219,12 +234,13 @@ std::vector<DecodeProblem> SchemaCheck::check(const json::value& object) const {
     // valijson reports every enclosing object too; keep only the deepest field at fault.
     std::vector<DecodeProblem> deepest;
     for (const auto& candidate : problems) {
-        const bool enclosing = std::any_of(problems.begin(), problems.end(), [&](const DecodeProblem& p) {
-            return is_strict_prefix(candidate.path, p.path);
-        });
-        const bool repeated = std::any_of(deepest.begin(), deepest.end(), [&](const DecodeProblem& p) {
-            return p.path == candidate.path && p.message == candidate.message;
-        });
+        const bool enclosing = std::any_of(
+            problems.begin(), problems.end(),
+            [&](const DecodeProblem& p) { return is_strict_prefix(candidate.path, p.path); });
+        const bool repeated =
+            std::any_of(deepest.begin(), deepest.end(), [&](const DecodeProblem& p) {
+                return p.path == candidate.path && p.message == candidate.message;
+            });
         if (!enclosing && !repeated) {
             deepest.push_back(candidate);
         }

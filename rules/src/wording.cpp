@@ -41,7 +41,8 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
-std::optional<std::string> closest(std::string_view value, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest(std::string_view value,
+                                   const std::vector<std::string>& candidates) {
     std::optional<std::string> best;
     std::size_t best_distance = 0;
     for (const auto& candidate : candidates) {
@@ -66,7 +67,8 @@ void FindingSink::report(std::string_view rule, std::string path, std::string me
             severity = configured;
         }
     }
-    out_.push_back({std::string(rule), severity, std::move(path), std::move(message), std::move(hint)});
+    out_.push_back(
+        {std::string(rule), severity, std::move(path), std::move(message), std::move(hint)});
 }
 
 }  // namespace mdadmit::rules

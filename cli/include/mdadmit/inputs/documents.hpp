@@ -13,7 +13,7 @@ namespace mdadmit::inputs {
 // One document of an input file, as JSON whatever the file's syntax.
 struct Document {
     boost::json::value value;
-    std::string source;  // file name, or "-" for standard input
+    std::string source;     // file name, or "-" for standard input
     std::size_t index = 0;  // 1-based position in a multi-document file
     std::size_t line = 0;   // 1-based line where the document starts (YAML), 0 if unknown
 };
@@ -21,7 +21,8 @@ struct Document {
 // Reads JSON (a text starting with '{' or '[') or multi-document YAML. YAML scalars are
 // typed by the YAML 1.2 core schema: quoted scalars are strings, plain ones may be
 // null, booleans or numbers. An Error names the source, and the line where YAML gives it.
-rules::Result<std::vector<Document>> parse_documents(std::string_view text, const std::string& source);
+rules::Result<std::vector<Document>> parse_documents(std::string_view text,
+                                                     const std::string& source);
 rules::Result<std::vector<Document>> read_documents(const std::string& path);
 
 std::string_view kind_of(const boost::json::value& document);

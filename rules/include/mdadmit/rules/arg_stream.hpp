@@ -21,7 +21,7 @@ struct FlagOccurrence {
 
 // The flags of an argument list, in order. The tokens must outlive the stream.
 class ArgStream {
-public:
+  public:
     ArgStream() = default;
     explicit ArgStream(const std::vector<std::string>& tokens);
 
@@ -32,7 +32,7 @@ public:
     // The last occurrence's value parsed as an integer, if it is one.
     std::optional<std::int64_t> integer(std::initializer_list<std::string_view> names) const;
 
-private:
+  private:
     std::vector<FlagOccurrence> flags_;
 };
 

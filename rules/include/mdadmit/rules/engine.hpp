@@ -38,7 +38,7 @@ struct EngineOptions {
 
 // The rule engine: pure, thread-safe after construction, never throws on bad input.
 class Engine {
-public:
+  public:
     static Result<Engine> create(RuleData data, EngineOptions options = {});
     static Engine with_embedded_data(EngineOptions options = {});
 
@@ -49,7 +49,7 @@ public:
     Evaluation evaluate(const Review& review) const;
     const RuleData& data() const;
 
-private:
+  private:
     struct State;
     explicit Engine(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;

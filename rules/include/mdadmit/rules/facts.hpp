@@ -12,7 +12,15 @@
 namespace mdadmit::rules {
 
 // The seed's table "Which Pods receive traffic".
-enum class ServingMode { internal_server, external_dp, elastic_ep, prefill, decode, encode, unknown };
+enum class ServingMode {
+    internal_server,
+    external_dp,
+    elastic_ep,
+    prefill,
+    decode,
+    encode,
+    unknown
+};
 
 std::string_view to_string(ServingMode mode);
 
@@ -34,8 +42,8 @@ struct RoleFacts {
     PortSource port_source = PortSource::engine_default;
     Platform platform = Platform::unknown;
 
-    std::string path() const;                               // spec.roles[i]
-    std::string arg_path(std::size_t token_index) const;    // spec.roles[i].extraArgs[j]
+    std::string path() const;                             // spec.roles[i]
+    std::string arg_path(std::size_t token_index) const;  // spec.roles[i].extraArgs[j]
 };
 
 // Facts derived once per evaluation and shared by every rule.

@@ -15,7 +15,7 @@ struct Error {
 // exception (GCC 12 has no std::expected).
 template <typename T>
 class Result {
-public:
+  public:
     Result(T value) : state_(std::move(value)) {}
     Result(Error error) : state_(std::move(error)) {}
 
@@ -27,7 +27,7 @@ public:
     T&& value() && { return std::get<T>(std::move(state_)); }
     const Error& error() const { return std::get<Error>(state_); }
 
-private:
+  private:
     std::variant<T, Error> state_;
 };
 

@@ -14,7 +14,7 @@ namespace mdadmit::rules {
 // The structural check of a ModelDeployment against its JSON Schema (valijson). The schema
 // is the one the CRD in manifests/crd/ is generated from.
 class SchemaCheck {
-public:
+  public:
     static Result<SchemaCheck> create(std::string_view schema_json);
     static SchemaCheck embedded();
     ~SchemaCheck();
@@ -24,7 +24,7 @@ public:
     // Every violation with the field path of the deepest value at fault. Thread-safe.
     std::vector<DecodeProblem> check(const boost::json::value& object) const;
 
-private:
+  private:
     struct Compiled;
     explicit SchemaCheck(std::unique_ptr<Compiled> compiled);
     std::unique_ptr<Compiled> compiled_;

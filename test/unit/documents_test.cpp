@@ -1,0 +1,59 @@
+// Reading manifests: YAML typing, multi-document files, JSON, and errors with lines.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "mdadmit/inputs/documents.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+
+TEST(Documents, YamlScalarsFollowTheCoreSchema) {
+    const auto docs = inputs::parse_documents(
+        "a: 1\nb: '1'\nc: true\nd: ~\ne: 1.5\nf: --port\ng: 99999999999999999999\n", "t");
+    ASSERT_TRUE(docs.ok());
+    const auto& v = docs.value().at(0).value;
+    EXPECT_EQ(v.at("a"), json::value(1));
+    EXPECT_EQ(v.at("b"), json::value("1"));
+    EXPECT_EQ(v.at("c"), json::value(true));
+    EXPECT_TRUE(v.at("d").is_null());
+    EXPECT_EQ(v.at("e"), json::value(1.5));
+    EXPECT_EQ(v.at("f"), json::value("--port"));
+    EXPECT_EQ(v.at("g"), json::value("99999999999999999999"));
+}
+
+TEST(Documents, MultiDocumentYamlKeepsIndicesAndLines) {
+    const auto docs = inputs::parse_documents("kind: A\n---\n---\n# c\nkind: B\n", "f.yaml");
+    ASSERT_TRUE(docs.ok());
+    ASSERT_EQ(docs.value().size(), 2u);
+    EXPECT_EQ(docs.value()[1].index, 3u);
+    EXPECT_EQ(docs.value()[1].line, 5u);
+    EXPECT_EQ(inputs::kind_of(docs.value()[1].value), "B");
+}
+
+TEST(Documents, ErrorsNameTheFileAndLine) {
+    const auto bad_yaml = inputs::parse_documents("a: 1\nb: [1, 2\n", "bad.yaml");
+    ASSERT_FALSE(bad_yaml.ok());
+    EXPECT_EQ(bad_yaml.error().message.rfind("bad.yaml:3:", 0), 0u) << bad_yaml.error().message;
+    const auto bad_json = inputs::parse_documents("{\"a\": }", "bad.json");
+    ASSERT_FALSE(bad_json.ok());
+    EXPECT_EQ(bad_json.error().message.rfind("bad.json: invalid JSON at byte", 0), 0u)
+        << bad_json.error().message;
+    EXPECT_EQ(inputs::read_documents("/nonexistent.yaml").error().message,
+              "/nonexistent.yaml: cannot open the file");
+}
+
+TEST(Documents, InstanceTypesAreCollectedByName) {
+    const auto docs = inputs::parse_documents(
+        "kind: InstanceType\nmetadata: {name: a}\nstatus: {detail: {manufacturer: AMD}}\n---\n"
+        "kind: InstanceType\nmetadata: {name: b}\n---\nkind: Other\nmetadata: {name: c}\n",
+        "t");
+    rules::InstanceTypes types;
+    inputs::collect_instance_types(docs.value(), types);
+    EXPECT_EQ(types, (rules::InstanceTypes{{"a", "AMD"}, {"b", ""}}));
+}
+
+}  // namespace
+}  // namespace mdadmit::test

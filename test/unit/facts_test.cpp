@@ -1,0 +1,104 @@
+// Derived facts: argument streams, serving ports, serving modes and platforms.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "mdadmit/inputs/documents.hpp"
+#include "mdadmit/rules/decode.hpp"
+#include "mdadmit/rules/facts.hpp"
+#include "support.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+using rules::ServingMode;
+
+TEST(ArgStream, BothSpellingsAndLastOccurrenceWins) {
+    const std::vector<std::string> tokens{"--port", "8001", "--enable-x", "--port=8002",
+                                          "model",  "-tp",  "2"};
+    const rules::ArgStream args(tokens);
+    const auto* port = args.last({"--port"});
+    ASSERT_NE(port, nullptr);
+    EXPECT_EQ(*port->value, "8002");
+    EXPECT_EQ(port->flag_index, 3u);
+    EXPECT_EQ(port->value_index, 3u);
+    EXPECT_EQ(args.integer({"-tp", "--tensor-parallel-size"}), 2);
+    EXPECT_FALSE(args.last({"--enable-x"})->value.has_value());
+    EXPECT_EQ(args.flags().size(), 4u);
+    EXPECT_EQ(rules::parse_integer("12a"), std::nullopt);
+    EXPECT_EQ(rules::parse_integer(""), std::nullopt);
+}
+
+struct Derived {
+    rules::Decoded decoded;
+    rules::InstanceTypes instance_types;
+    rules::DeploymentFacts facts;
+};
+
+std::unique_ptr<Derived> derive(const std::string& yaml) {
+    auto documents = inputs::parse_documents(yaml, "t").value();
+    auto out = std::make_unique<Derived>();
+    inputs::collect_instance_types(documents, out->instance_types);
+    out->decoded = rules::decode_model_deployment(documents.back().value);
+    static const auto data = rules::embedded_rule_data();
+    out->facts = rules::derive_facts(out->decoded.model, data, &out->instance_types);
+    return out;
+}
+
+TEST(Facts, ServingModesFollowTheSeedsTable) {
+    const auto vllm = derive(
+        deployment("vLLM", "{name: llm-d-router}",
+                   "[{name: a}, {name: b, extraArgs: [-dpe]}, {name: c, elasticEp: {width: 4}}, "
+                   "{name: d, extraArgs: [--data-parallel-start-rank, '0', -dpl, '2']}]"));
+    std::vector<ServingMode> modes;
+    for (const auto& role : vllm->facts.roles) {
+        modes.push_back(role.mode);
+    }
+    EXPECT_EQ(modes,
+              (std::vector<ServingMode>{ServingMode::internal_server, ServingMode::external_dp,
+                                        ServingMode::elastic_ep, ServingMode::internal_server}));
+    const auto pd = derive(
+        deployment("SGLang", "",
+                   "[{name: e, kind: Encode}, {name: p, kind: Prefill}, {name: d, kind: Decode}, "
+                   "{name: s, extraArgs: [--enable-dp-attention, --data-parallel-size, '2']}]"));
+    EXPECT_EQ(pd->facts.roles[0].mode, ServingMode::encode);
+    EXPECT_EQ(pd->facts.roles[1].mode, ServingMode::prefill);
+    EXPECT_EQ(pd->facts.roles[2].mode, ServingMode::decode);
+    EXPECT_EQ(pd->facts.roles[3].mode, ServingMode::external_dp);
+    EXPECT_TRUE(pd->facts.has_prefill_decode_pair);
+}
+
+TEST(Facts, ServingPortPrefersDeclaredThenFlagThenDefault) {
+    const auto d =
+        derive(deployment("vLLM", "{name: llm-d-router}",
+                          "[{name: a, ports: [{port: 9000}], extraArgs: [--port, '9100']}, "
+                          "{name: b, extraArgs: [--port, '9200']}, {name: c}, "
+                          "{name: p, kind: Decode, extraArgs: [--port, '8200']}, "
+                          "{name: q, kind: Decode, command: [vllm, serve, --port, '8300']}]"));
+    std::vector<std::int64_t> ports;
+    for (const auto& role : d->facts.roles) {
+        ports.push_back(role.serving_port);
+    }
+    EXPECT_EQ(ports, (std::vector<std::int64_t>{9000, 9200, 8000, 8000, 8300}));
+    EXPECT_TRUE(d->facts.roles[3].proxy_fronted_decoder);
+    EXPECT_FALSE(d->facts.roles[4].proxy_fronted_decoder);
+    EXPECT_EQ(d->facts.roles[4].arg_path(3), "spec.roles[4].command[3]");
+}
+
+TEST(Facts, PlatformFromTheInstanceTypesManufacturer) {
+    const auto d = derive(instance_type("a", "NVIDIA Corporation") + instance_type("b", "") +
+                          deployment("vLLM", "",
+                                     "[{name: x, instanceType: a}, {name: y, instanceType: b}, "
+                                     "{name: z, instanceType: missing}, {name: w}]"));
+    EXPECT_EQ(d->facts.roles[0].platform, rules::Platform::nvidia);
+    EXPECT_EQ(d->facts.roles[1].platform, rules::Platform::unknown);
+    EXPECT_EQ(d->facts.roles[2].platform, rules::Platform::unknown);
+    EXPECT_EQ(d->facts.roles[3].platform, rules::Platform::unknown);
+    EXPECT_EQ(rules::platform_from_manufacturer("Advanced Micro Devices, Inc."),
+              rules::Platform::amd);
+    EXPECT_EQ(rules::platform_from_manufacturer("Huawei"), rules::Platform::ascend);
+    EXPECT_EQ(rules::platform_from_manufacturer("Intel"), rules::Platform::other);
+}
+
+}  // namespace
+}  // namespace mdadmit::test

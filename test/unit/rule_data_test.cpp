@@ -1,0 +1,89 @@
+// The rule data file: the built-in copy, files given at start-up, and malformed files.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+
+#include "mdadmit/rules/engine.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+
+json::value embedded() {
+    return json::parse(rules::embedded_rule_data_json());
+}
+
+std::string refusal(const json::value& data) {
+    auto parsed = rules::parse_rule_data(json::serialize(data), "test.json");
+    return parsed ? std::string("accepted") : parsed.error().message;
+}
+
+TEST(RuleData, BuiltInDataParsesAndMatchesTheImplementedRules) {
+    auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "(built in)");
+    ASSERT_TRUE(data.ok()) << data.error().message;
+    EXPECT_TRUE(rules::Engine::create(data.value()).ok());
+    EXPECT_EQ(data.value().rules.size(), 16u);
+    EXPECT_EQ(data.value().router("vllm-router")->owned_flags.size(), 13u);
+}
+
+TEST(RuleData, MalformedFilesAreRefusedNamingTheField) {
+    EXPECT_EQ(refusal(json::value("x")), "rule data test.json: (root): expected an object");
+    auto data = embedded();
+    data.as_object()["routers"].as_array()[1].as_object()["ownedFlags"].as_array()[3] = 7;
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: routers[1].ownedFlags[3]: expected a non-empty string");
+    data = embedded();
+    data.as_object()["rules"].as_array()[2].as_object()["severity"] = "block";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: rules[2].severity: expected deny or warn, got \"block\"");
+    data = embedded();
+    data.as_object()["encodeMatrix"].as_array()[0].as_object()["router"] = "nginx";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: encodeMatrix[0].router: unknown router \"nginx\"");
+    data = embedded();
+    data.as_object().erase("reservedPorts");
+    EXPECT_EQ(refusal(data), "rule data test.json: reservedPorts: required field is missing");
+    data = embedded();
+    data.as_object()["version"] = 2;
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: version: unsupported version 2; this build reads version 1");
+    EXPECT_NE(rules::parse_rule_data("{\"version\":", "t").error().message.find("invalid JSON"),
+              std::string::npos);
+}
+
+TEST(RuleData, TheCatalogueAndTheImplementationMustAgree) {
+    auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "x").value();
+    auto missing = data;
+    missing.rules.erase(missing.rules.begin() + 3);
+    EXPECT_EQ(
+        rules::Engine::create(missing).error().message,
+        "rule data: rule \"router-flag-owned\" is implemented but missing from the rules list");
+    auto extra = data;
+    extra.rules.push_back({"no-such-rule", rules::Severity::deny, "x", "y"});
+    EXPECT_EQ(rules::Engine::create(extra).error().message,
+              "rule data: rule \"no-such-rule\" is listed but not implemented");
+}
+
+TEST(RuleData, AReplacedFileChangesTheVerdictWithoutARebuild) {
+    auto data = embedded();
+    // A newer vllm-router learns a policy value.
+    data.as_object()["routers"].as_array()[1].as_object()["policyValues"].as_array().emplace_back(
+        "least_load");
+    const std::string path = testing::TempDir() + "/rules-newer.json";
+    std::ofstream(path) << json::serialize(data);
+    auto loaded = rules::load_rule_data_file(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const auto engine = rules::Engine::create(std::move(loaded).value()).value();
+    const json::value md =
+        json::parse(R"({"spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+        "router": {"name": "vllm-router", "extraArgs": ["--policy=least_load"]}, "roles": [{"name": "s"}]}})");
+    EXPECT_TRUE(engine.evaluate({md}).allowed());
+    EXPECT_FALSE(rules::Engine::with_embedded_data().evaluate({md}).allowed());
+    EXPECT_EQ(rules::load_rule_data_file("/nonexistent/rules.json").error().message,
+              "rule data /nonexistent/rules.json: cannot open the file");
+}
+
+}  // namespace
+}  // namespace mdadmit::test

@@ -1,0 +1,75 @@
+#include "support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "mdadmit/inputs/documents.hpp"
+
+namespace mdadmit::test {
+
+rules::Evaluation judge(std::string_view yaml, rules::EngineOptions options) {
+    auto documents = inputs::parse_documents(yaml, "test");
+    if (!documents) {
+        throw std::runtime_error(documents.error().message);
+    }
+    rules::InstanceTypes instance_types;
+    inputs::collect_instance_types(documents.value(), instance_types);
+    static const rules::Engine full = rules::Engine::with_embedded_data();
+    const rules::Engine custom = rules::Engine::with_embedded_data(options);
+    const bool defaults = options.structure_check == rules::StructureCheck::full &&
+                          !options.encode_platform_unknown_severity;
+    for (const auto& document : documents.value()) {
+        if (inputs::kind_of(document.value) == "ModelDeployment") {
+            return (defaults ? full : custom).evaluate({document.value, nullptr, &instance_types});
+        }
+    }
+    throw std::runtime_error("no ModelDeployment in the test input");
+}
+
+std::vector<rules::Finding> of_rule(const rules::Evaluation& evaluation, std::string_view rule) {
+    std::vector<rules::Finding> out;
+    for (const auto& finding : evaluation.findings) {
+        if (finding.rule == rule) {
+            out.push_back(finding);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> rule_paths(const rules::Evaluation& evaluation) {
+    std::vector<std::string> out;
+    for (const auto& finding : evaluation.findings) {
+        out.push_back(finding.rule + "@" + finding.path);
+    }
+    return out;
+}
+
+}  // namespace mdadmit::test
+
+namespace mdadmit::test {
+
+std::string deployment(std::string_view engine, std::string_view router, std::string_view roles,
+                       std::string_view extra) {
+    std::string out =
+        "apiVersion: worker.gpustack.ai/v1\n"
+        "kind: ModelDeployment\n"
+        "metadata: {name: md, namespace: ns}\n"
+        "spec:\n"
+        "  model: {name: m}\n"
+        "  engine: {name: " +
+        std::string(engine) + ", version: \"1\"}\n";
+    if (!router.empty()) {
+        out += "  router: " + std::string(router) + "\n";
+    }
+    out += "  roles: " + std::string(roles) + "\n";
+    out += extra;
+    return out;
+}
+
+std::string instance_type(std::string_view name, std::string_view manufacturer) {
+    return "kind: InstanceType\nmetadata: {name: " + std::string(name) +
+           "}\nstatus: {detail: {manufacturer: \"" + std::string(manufacturer) + "\"}}\n---\n";
+}
+
+}  // namespace mdadmit::test
