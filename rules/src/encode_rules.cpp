@@ -8,10 +8,6 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) {
-    return "`" + std::string(text) + "`";
-}
-
 std::vector<const RoleFacts*> encode_roles(const DeploymentFacts& facts) {
     std::vector<const RoleFacts*> out;
     for (const auto& role : facts.roles) {

@@ -92,11 +92,9 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
         rf.mode = serving_mode(role, model.engine, rf);
         rf.proxy_fronted_decoder = under_llm_d && model.engine == EngineKind::vllm &&
                                    role.kind == RoleKind::decode && !role.takes_over();
-        const std::optional<std::int64_t> declared =
-            role.ports.empty() ? std::nullopt : role.ports.front().port;
         const std::optional<std::int64_t> flagged = rf.args.integer({"--port"});
-        if (declared) {
-            rf.serving_port = *declared;
+        if (!role.ports.empty() && role.ports.front().port.has_value()) {
+            rf.serving_port = role.ports.front().port.value();
             rf.port_source = PortSource::declared;
         } else if (flagged && !rf.proxy_fronted_decoder) {
             rf.serving_port = *flagged;

@@ -9,10 +9,6 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) {
-    return "`" + std::string(text) + "`";
-}
-
 void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
     if (!ctx.model.router) {
         return;

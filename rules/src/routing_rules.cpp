@@ -10,10 +10,6 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::string code(std::string_view text) {
-    return "`" + std::string(text) + "`";
-}
-
 std::string router_arg_path(std::size_t index) {
     return "spec.router.extraArgs[" + std::to_string(index) + "]";
 }

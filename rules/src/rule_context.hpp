@@ -42,6 +42,8 @@ std::span<const RuleDefinition> encode_rules();
 std::span<const RuleDefinition> port_rules();
 
 // Shared wording helpers.
+// `text` in back-quotes, the way messages quote a flag or a value.
+std::string code(std::string_view text);
 std::string join(const std::vector<std::string>& items, std::string_view separator,
                  std::string_view last_separator);
 // The candidate closest to `value` by edit distance, if it is close enough to be a typo.
