@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mdadmit/rules/finding.hpp"
+#include "mdadmit/rules/result.hpp"
+
+namespace mdadmit::server {
+
+struct ListenAddress {
+    std::string host;
+    unsigned short port = 0;
+};
+
+// Every setting of the webhook, with its default and the reason for it. The same names are
+// flags (--name=value or --name value) and lines of the optional --config file (name = value).
+struct Config {
+    ListenAddress listen{"0.0.0.0", 8443};                          // admission, TLS only
+    std::optional<ListenAddress> health_listen{{"0.0.0.0", 8080}};  // plain HTTP; "off" disables
+    std::string cert_file;
+    std::string key_file;
+    std::string client_ca_file;  // set: clients must present a certificate it signed (mTLS)
+    bool tls13_only = false;     // TLS 1.2 is the minimum unless this asks for 1.3
+    unsigned threads = 0;        // 0: one per core
+    std::size_t max_body_bytes =
+        7 * 1024 * 1024;  // two objects of 3 MiB plus the review around them
+    std::size_t max_connections = 1024;
+    std::chrono::milliseconds handshake_timeout{10'000};
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds body_timeout{30'000};
+    // Above kube-apiserver's 90 s reuse of idle connections, so it never writes to a
+    // connection the server has just closed (users would see EOF).
+    std::chrono::milliseconds idle_timeout{120'000};
+    std::chrono::milliseconds write_timeout{10'000};
+    std::chrono::milliseconds shutdown_delay{
+        5'000};  // ready=false, still serving, while endpoints update
+    std::chrono::milliseconds drain_timeout{20'000};
+    std::chrono::milliseconds cert_poll_interval{10'000};
+    std::string rules_data_file;      // empty: the data built into the binary
+    std::string instance_types_file;  // YAML/JSON InstanceTypes; empty: platforms unknown
+    bool full_schema_check = false;
+    rules::Severity encode_platform_unknown = rules::Severity::warn;
+    std::string log_level = "info";
+    bool log_json = false;
+
+    unsigned worker_threads() const;
+};
+
+// Parses flags and, with --config FILE, the file first (flags win). An Error names the
+// setting and the value. `help` is set when --help was given.
+rules::Result<Config> parse_config(const std::vector<std::string>& arguments, bool& help);
+
+std::string usage_text();
+
+}  // namespace mdadmit::server

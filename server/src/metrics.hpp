@@ -1,0 +1,77 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace mdadmit::server {
+
+// The labels of one answered request.
+struct RequestLabels {
+    std::string_view path;       // "/validate", "/mutate", "/healthz", ... or "other"
+    int code = 200;              // HTTP status
+    std::string_view operation;  // CREATE, UPDATE, DELETE, CONNECT, or "" when not a review
+    std::string_view verdict;    // allowed, denied, error, or ""
+    bool dry_run = false;
+};
+
+// Prometheus metrics of the process, all prefixed mdadmit_. Thread-safe; counters with a
+// fixed shape are atomics, labelled families take a short lock.
+class Metrics {
+  public:
+    // Latency buckets in seconds, up to the apiserver's 30 s webhook ceiling.
+    static constexpr std::array<double, 17> latency_buckets{
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+        0.1,    0.25,    0.5,    1.0,   2.5,    5.0,   10.0, 30.0};
+
+    void observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency);
+    void count_finding(std::string_view rule, std::string_view severity);
+    void count_unjudged_kind(std::string_view kind);
+    void count_panic() { panics_.fetch_add(1, std::memory_order_relaxed); }
+    void count_tls_handshake_failure() {
+        tls_handshake_failures_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void count_connection_rejected() {
+        connections_rejected_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void count_certificate_reload(bool ok);
+    void set_certificate_expiry(std::int64_t unix_seconds) {
+        certificate_expiry_.store(unix_seconds);
+    }
+    void add_inflight(int delta) { inflight_.fetch_add(delta, std::memory_order_relaxed); }
+    void add_connections(int delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
+
+    // The Prometheus text exposition format, version 0.0.4.
+    std::string exposition() const;
+
+  private:
+    struct Histogram {
+        std::array<std::uint64_t, latency_buckets.size()> buckets{};
+        std::uint64_t count = 0;
+        double sum = 0;
+    };
+
+    mutable std::mutex mutex_;
+    std::map<std::string, std::uint64_t> requests_;  // label set -> count
+    std::map<std::string, Histogram> latency_;       // path -> histogram
+    std::map<std::string, std::uint64_t> findings_;  // label set -> count
+    std::map<std::string, std::uint64_t> unjudged_;  // kind -> count
+    std::atomic<std::uint64_t> panics_{0};
+    std::atomic<std::uint64_t> tls_handshake_failures_{0};
+    std::atomic<std::uint64_t> connections_rejected_{0};
+    std::atomic<std::uint64_t> certificate_reloads_{0};
+    std::atomic<std::uint64_t> certificate_reload_errors_{0};
+    std::atomic<std::int64_t> certificate_expiry_{0};
+    std::atomic<std::int64_t> inflight_{0};
+    std::atomic<std::int64_t> connections_{0};
+};
+
+// Escapes a label value for the exposition format (backslash, quote, newline).
+std::string escape_label(std::string_view value);
+
+}  // namespace mdadmit::server

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mdadmit/rules/finding.hpp"
+
+namespace mdadmit::server {
+
+// What the response echoes from the request.
+struct ReviewEnvelope {
+    std::string api_version;  // admission.k8s.io/v1 or v1beta1, as the request had it
+    std::string uid;
+};
+
+// The object a denial is about, for status.details.
+struct ObjectIdentity {
+    std::string name;
+    std::string group;
+    std::string kind;
+};
+
+// An AdmissionReview response: allowed, or denied with code 422 and one cause per deny
+// finding; warn findings become `warnings`. Never carries a patch.
+std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity& object,
+                           const rules::Evaluation& evaluation);
+
+// allowed: true with no warnings (DELETE, CONNECT, kinds this webhook does not judge).
+std::string allowed_review(const ReviewEnvelope& envelope,
+                           const std::vector<std::string>& warnings = {});
+
+// allowed: false with the given code and message (500 for an internal error, 504 when the
+// apiserver's deadline passed before judging).
+std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,
+                          std::string_view message);
+
+// The warnings of an evaluation as the apiserver shows them: "rule-id: field: message",
+// without control characters, deduplicated, at most 256 bytes each.
+std::vector<std::string> warning_lines(const rules::Evaluation& evaluation);
+
+// A Kubernetes Status body for an HTTP-level error (400, 404, 405, 413, 415).
+std::string status_body(int code, std::string_view reason, std::string_view message);
+
+}  // namespace mdadmit::server

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "admission_handler.hpp"
+#include "metrics.hpp"
+#include "readiness.hpp"
+#include "request_target.hpp"
+
+namespace mdadmit::server {
+
+// A request as the session read it; the body may be cut short when it exceeded the limit.
+struct HttpRequest {
+    std::string_view method;
+    std::string_view target;
+    std::string_view content_type;
+    std::string_view body;
+    bool body_over_limit = false;
+    bool over_tls = true;
+    Clock::time_point received;
+};
+
+struct HttpResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::string allow;  // the Allow header of a 405
+    // The decision, for the log line; empty for requests that are not admission reviews.
+    AdmissionOutcome admission;
+    bool is_admission = false;
+};
+
+struct RouteOptions {
+    std::size_t body_limit = 7 * 1024 * 1024;
+    // Upper bound on judging when the apiserver sends no ?timeout= (its own default is 10 s).
+    std::chrono::milliseconds default_timeout{10'000};
+};
+
+// Maps a request to its answer: admission on POST /validate and /mutate (TLS only),
+// GET /healthz, /readyz and /metrics on either port. Pure apart from metrics; counts every
+// answer in mdadmit_requests_total.
+class Routes {
+  public:
+    Routes(const AdmissionHandler& admission, const Readiness& readiness, Metrics& metrics,
+           RouteOptions options);
+
+    HttpResponse handle(const HttpRequest& request) const;
+    const RouteOptions& options() const { return options_; }
+
+    // When to stop working on a request received at `received` with the given ?timeout=.
+    Clock::time_point deadline(Clock::time_point received,
+                               std::optional<std::chrono::milliseconds> timeout) const;
+
+  private:
+    HttpResponse route(const HttpRequest& request, const RequestTarget& target) const;
+
+    const AdmissionHandler& admission_;
+    const Readiness& readiness_;
+    Metrics& metrics_;
+    RouteOptions options_;
+};
+
+}  // namespace mdadmit::server

@@ -1,0 +1,220 @@
+#include "session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <optional>
+
+#include "request_target.hpp"
+#include "review_response.hpp"
+
+namespace mdadmit::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t header_limit = 16 * 1024;
+constexpr std::size_t read_chunk = 16 * 1024;
+
+// Counts a connection for its whole life, including in the registry of its thread.
+class ConnectionScope {
+  public:
+    ConnectionScope(SessionEnvironment& env, beast::tcp_stream& stream)
+        : env_(env), handle_(env.registry.add(&stream)) {
+        env_.metrics.add_connections(1);
+    }
+    ~ConnectionScope() {
+        env_.registry.remove(handle_);
+        env_.metrics.add_connections(-1);
+        env_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    }
+    ConnectionScope(const ConnectionScope&) = delete;
+    ConnectionScope& operator=(const ConnectionScope&) = delete;
+    void set_idle(bool idle) { handle_->idle = idle; }
+
+  private:
+    SessionEnvironment& env_;
+    SessionRegistry::Handle handle_;
+};
+
+http::response<http::string_body> to_beast(const HttpResponse& response, unsigned version,
+                                           bool keep_alive) {
+    http::response<http::string_body> out{static_cast<http::status>(response.status), version};
+    out.set(http::field::server, "mdadmit");
+    out.set(http::field::content_type, response.content_type);
+    if (!response.allow.empty()) {
+        out.set(http::field::allow, response.allow);
+    }
+    out.keep_alive(keep_alive);
+    out.body() = response.body;
+    out.prepare_payload();
+    return out;
+}
+
+void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
+                  std::chrono::nanoseconds latency) {
+    std::string rule_ids;
+    for (const auto& id : decision.rule_ids) {
+        rule_ids += (rule_ids.empty() ? "" : ",") + id;
+    }
+    const std::string latency_ms =
+        std::to_string(std::chrono::duration<double, std::milli>(latency).count());
+    const std::string code = std::to_string(status);
+    log.write(LogLevel::info, "admission decision",
+              {{"uid", decision.uid},
+               {"operation", decision.operation},
+               {"kind", decision.kind},
+               {"namespace", decision.namespace_name},
+               {"name", decision.name},
+               {"user", decision.user},
+               {"verdict", decision.verdict.empty() ? std::string_view("rejected")
+                                                    : std::string_view(decision.verdict)},
+               {"code", code},
+               {"dry_run", decision.dry_run ? "true" : "false"},
+               {"rules", rule_ids},
+               {"latency_ms", latency_ms}});
+}
+
+template <typename Stream>
+asio::awaitable<void> write_and_close(Stream& stream, beast::tcp_stream& tcp,
+                                      SessionEnvironment& env, int status, std::string_view reason,
+                                      std::string_view message) {
+    HttpResponse response;
+    response.status = status;
+    response.body = status_body(status, reason, message);
+    auto beast_response = to_beast(response, 11, false);
+    tcp.expires_after(env.timeouts.write);
+    co_await http::async_write(stream, beast_response, use_tuple);
+    env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
+}
+
+// The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
+template <typename Stream>
+asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, SessionEnvironment& env,
+                                 ConnectionScope& scope, bool over_tls) {
+    beast::flat_buffer buffer;
+    bool first_request = true;
+    for (;;) {
+        if (env.registry.draining()) {
+            co_return;
+        }
+        if (buffer.size() == 0) {
+            // Waiting for the next request: the idle timeout, except right after connecting,
+            // when a client that says nothing gets only the header timeout.
+            tcp.expires_after(first_request ? env.timeouts.header : env.timeouts.idle);
+            scope.set_idle(true);
+            auto [ec, bytes] =
+                co_await stream.async_read_some(buffer.prepare(read_chunk), use_tuple);
+            scope.set_idle(false);
+            if (ec) {
+                co_return;
+            }
+            buffer.commit(bytes);
+        }
+        first_request = false;
+
+        http::request_parser<http::string_body> parser;
+        parser.header_limit(header_limit);
+        parser.body_limit(env.routes.options().body_limit);
+        tcp.expires_after(env.timeouts.header);
+        if (auto [ec, _] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+            ec) {
+            if (ec == http::error::header_limit) {
+                co_await write_and_close(stream, tcp, env, 431, "RequestHeaderFieldsTooLarge",
+                                         "request headers too large");
+            } else if (ec != beast::error::timeout && ec != http::error::end_of_stream &&
+                       ec != asio::error::eof && ec != asio::error::operation_aborted) {
+                co_await write_and_close(stream, tcp, env, 400, "BadRequest",
+                                         "malformed HTTP request: " + ec.message());
+            }
+            co_return;
+        }
+        // The apiserver's ?timeout= also bounds how long the body may take to arrive.
+        const Clock::time_point started = Clock::now();
+        const auto target = parse_target(parser.get().target());
+        const Clock::time_point deadline = env.routes.deadline(started, target.timeout);
+        tcp.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
+        bool over_limit = false;
+        if (!parser.is_done()) {
+            auto [ec, _] = co_await http::async_read(stream, buffer, parser, use_tuple);
+            if (ec == http::error::body_limit) {
+                over_limit = true;
+            } else if (ec) {
+                co_return;
+            }
+        }
+        const auto& request = parser.get();
+        HttpRequest http_request{request.method_string(),
+                                 request.target(),
+                                 request[http::field::content_type],
+                                 request.body(),
+                                 over_limit,
+                                 over_tls,
+                                 started};
+        const HttpResponse response = env.routes.handle(http_request);
+        // After a cut-short body the stream cannot be read further; while draining, the
+        // client is told to reconnect elsewhere.
+        const bool keep_alive = request.keep_alive() && !over_limit && !env.registry.draining();
+        auto beast_response = to_beast(response, request.version(), keep_alive);
+        tcp.expires_after(env.timeouts.write);
+        auto [write_ec, _] = co_await http::async_write(stream, beast_response, use_tuple);
+        if (response.is_admission || response.status >= 400) {
+            if (response.is_admission) {
+                log_decision(env.log, response.admission, response.status, Clock::now() - started);
+            } else {
+                env.log.write(
+                    LogLevel::debug, "request refused",
+                    {{"target", request.target()}, {"code", std::to_string(response.status)}});
+            }
+        }
+        if (write_ec || !keep_alive) {
+            co_return;
+        }
+    }
+}
+
+}  // namespace
+
+void SessionRegistry::drain() {
+    draining_ = true;
+    for (auto& entry : entries_) {
+        if (entry.idle) {
+            entry.stream->cancel();
+        }
+    }
+}
+
+asio::awaitable<void> serve_tls(asio::ip::tcp::socket socket,
+                                std::shared_ptr<asio::ssl::context> context,
+                                SessionEnvironment& env) {
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
+    beast::tcp_stream& tcp = beast::get_lowest_layer(stream);
+    ConnectionScope scope(env, tcp);
+    tcp.expires_after(env.timeouts.handshake);
+    if (auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+        ec) {
+        env.metrics.count_tls_handshake_failure();
+        env.log.write(LogLevel::debug, "TLS handshake failed", {{"error", ec.message()}});
+        co_return;
+    }
+    co_await serve_http(stream, tcp, env, scope, true);
+    // close_notify, bounded: a client that never answers it must not hold the connection.
+    tcp.expires_after(std::chrono::seconds(1));
+    co_await stream.async_shutdown(use_tuple);
+}
+
+asio::awaitable<void> serve_plain(asio::ip::tcp::socket socket, SessionEnvironment& env) {
+    beast::tcp_stream stream(std::move(socket));
+    ConnectionScope scope(env, stream);
+    co_await serve_http(stream, stream, env, scope, false);
+    boost::system::error_code ignored;
+    stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace mdadmit::server
