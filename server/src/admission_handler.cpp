@@ -50,10 +50,16 @@ AdmissionOutcome http_error(int status, std::string_view reason, std::string mes
 
 }  // namespace
 
+AdmissionHandler::AdmissionHandler(Judge judge,
+                                   std::shared_ptr<const rules::InstanceTypes> instance_types,
+                                   Metrics& metrics)
+    : judge_(std::move(judge)), instance_types_(std::move(instance_types)), metrics_(metrics) {}
+
 AdmissionHandler::AdmissionHandler(const rules::Engine& engine,
                                    std::shared_ptr<const rules::InstanceTypes> instance_types,
                                    Metrics& metrics)
-    : engine_(engine), instance_types_(std::move(instance_types)), metrics_(metrics) {}
+    : AdmissionHandler([&engine](const rules::Review& review) { return engine.evaluate(review); },
+                       std::move(instance_types), metrics) {}
 
 AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view body,
                                           Clock::time_point deadline) const {
@@ -119,10 +125,10 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
     try {
         static const json::value absent;
         const json::value* old_object = request->if_contains("oldObject");
-        const rules::Evaluation evaluation = engine_.evaluate(
-            {object != nullptr ? *object : absent,
-             old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
-             instance_types_.get(), operation});
+        const rules::Evaluation evaluation =
+            judge_({object != nullptr ? *object : absent,
+                    old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
+                    instance_types_.get(), operation});
         for (const auto& finding : evaluation.findings) {
             out.rule_ids.push_back(finding.rule);
             metrics_.count_finding(finding.rule, rules::to_string(finding.severity));

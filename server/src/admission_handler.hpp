@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,10 +32,16 @@ struct AdmissionOutcome {
     std::vector<std::string> rule_ids;  // of every finding, in order
 };
 
+// Judges one decoded object; the rule engine's evaluate in the server.
+using Judge = std::function<rules::Evaluation(const rules::Review&)>;
+
 // Judges AdmissionReview requests with the rule engine. Pure apart from the metrics it
 // counts: bytes in, bytes out, no I/O; thread-safe.
 class AdmissionHandler {
   public:
+    AdmissionHandler(Judge judge, std::shared_ptr<const rules::InstanceTypes> instance_types,
+                     Metrics& metrics);
+    // Judges with `engine`, which must outlive the handler.
     AdmissionHandler(const rules::Engine& engine,
                      std::shared_ptr<const rules::InstanceTypes> instance_types, Metrics& metrics);
 
@@ -43,7 +50,7 @@ class AdmissionHandler {
                             Clock::time_point deadline) const;
 
   private:
-    const rules::Engine& engine_;
+    Judge judge_;
     std::shared_ptr<const rules::InstanceTypes> instance_types_;
     Metrics& metrics_;
 };

@@ -100,7 +100,8 @@ rules::Result<bool> Server::start() {
     for (unsigned i = 0; i < config_.worker_threads(); ++i) {
         auto worker = std::make_unique<Worker>();
         worker->environment.emplace(SessionEnvironment{routes_, log_, metrics_, timeouts,
-                                                       worker->registry, open_connections_});
+                                                       worker->registry, open_connections_,
+                                                       readiness_.shutting_down});
         // The first listener may pick the port (port 0); the others share the one it got.
         auto acceptor = bind(worker->io, config_.listen,
                              tls_port_ != 0 ? tls_port_ : config_.listen.port, true);

@@ -66,6 +66,11 @@ void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
     const std::string latency_ms =
         std::to_string(std::chrono::duration<double, std::milli>(latency).count());
     const std::string code = std::to_string(status);
+    if (decision.verdict.empty()) {
+        log.write(LogLevel::info, "admission request refused",
+                  {{"code", code}, {"latency_ms", latency_ms}});
+        return;
+    }
     log.write(LogLevel::info, "admission decision",
               {{"uid", decision.uid},
                {"operation", decision.operation},
@@ -101,14 +106,15 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
     beast::flat_buffer buffer;
     bool first_request = true;
     for (;;) {
-        if (env.registry.draining()) {
+        if (env.registry.draining() && !first_request) {
             co_return;
         }
         if (buffer.size() == 0) {
             // Waiting for the next request: the idle timeout, except right after connecting,
-            // when a client that says nothing gets only the header timeout.
+            // when a client that says nothing gets only the header timeout. Only a connection
+            // that has been answered counts as idle: a new one is owed its first answer.
             tcp.expires_after(first_request ? env.timeouts.header : env.timeouts.idle);
-            scope.set_idle(true);
+            scope.set_idle(!first_request);
             auto [ec, bytes] =
                 co_await stream.async_read_some(buffer.prepare(read_chunk), use_tuple);
             scope.set_idle(false);
@@ -123,15 +129,20 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         parser.header_limit(header_limit);
         parser.body_limit(env.routes.options().body_limit);
         tcp.expires_after(env.timeouts.header);
-        if (auto [ec, _] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-            ec) {
-            if (ec == http::error::header_limit) {
+        auto [header_ec, header_bytes] =
+            co_await http::async_read_header(stream, buffer, parser, use_tuple);
+        // A Content-Length over the limit is known with the headers: answered 413 below
+        // without reading the body.
+        bool over_limit = header_ec == http::error::body_limit;
+        if (header_ec && !over_limit) {
+            if (header_ec == http::error::header_limit) {
                 co_await write_and_close(stream, tcp, env, 431, "RequestHeaderFieldsTooLarge",
                                          "request headers too large");
-            } else if (ec != beast::error::timeout && ec != http::error::end_of_stream &&
-                       ec != asio::error::eof && ec != asio::error::operation_aborted) {
+            } else if (header_ec != beast::error::timeout &&
+                       header_ec != http::error::end_of_stream && header_ec != asio::error::eof &&
+                       header_ec != asio::error::operation_aborted) {
                 co_await write_and_close(stream, tcp, env, 400, "BadRequest",
-                                         "malformed HTTP request: " + ec.message());
+                                         "malformed HTTP request: " + header_ec.message());
             }
             co_return;
         }
@@ -140,12 +151,11 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         const auto target = parse_target(parser.get().target());
         const Clock::time_point deadline = env.routes.deadline(started, target.timeout);
         tcp.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
-        bool over_limit = false;
-        if (!parser.is_done()) {
-            auto [ec, _] = co_await http::async_read(stream, buffer, parser, use_tuple);
-            if (ec == http::error::body_limit) {
-                over_limit = true;
-            } else if (ec) {
+        if (!over_limit && !parser.is_done()) {
+            auto [body_ec, body_bytes] =
+                co_await http::async_read(stream, buffer, parser, use_tuple);
+            over_limit = body_ec == http::error::body_limit;
+            if (body_ec && !over_limit) {
                 co_return;
             }
         }
@@ -158,20 +168,21 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
                                  over_tls,
                                  started};
         const HttpResponse response = env.routes.handle(http_request);
-        // After a cut-short body the stream cannot be read further; while draining, the
-        // client is told to reconnect elsewhere.
-        const bool keep_alive = request.keep_alive() && !over_limit && !env.registry.draining();
+        // After a cut-short body the stream cannot be read further. Once shutting down,
+        // every answer tells the client to reconnect, so that few idle connections are left
+        // to close when the listener stops.
+        const bool keep_alive =
+            request.keep_alive() && !over_limit && !env.closing.load() && !env.registry.draining();
         auto beast_response = to_beast(response, request.version(), keep_alive);
         tcp.expires_after(env.timeouts.write);
-        auto [write_ec, _] = co_await http::async_write(stream, beast_response, use_tuple);
-        if (response.is_admission || response.status >= 400) {
-            if (response.is_admission) {
-                log_decision(env.log, response.admission, response.status, Clock::now() - started);
-            } else {
-                env.log.write(
-                    LogLevel::debug, "request refused",
-                    {{"target", request.target()}, {"code", std::to_string(response.status)}});
-            }
+        auto [write_ec, write_bytes] =
+            co_await http::async_write(stream, beast_response, use_tuple);
+        if (response.is_admission) {
+            log_decision(env.log, response.admission, response.status, Clock::now() - started);
+        } else if (response.status >= 400) {
+            env.log.write(
+                LogLevel::debug, "request refused",
+                {{"target", request.target()}, {"code", std::to_string(response.status)}});
         }
         if (write_ec || !keep_alive) {
             co_return;

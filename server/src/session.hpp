@@ -55,6 +55,8 @@ struct SessionEnvironment {
     SessionTimeouts timeouts;
     SessionRegistry& registry;
     std::atomic<std::size_t>& open_connections;
+    // Set when shutdown begins: answers carry Connection: close from then on.
+    const std::atomic<bool>& closing;
 };
 
 // Serves one accepted connection until the client leaves, a deadline passes, or the server

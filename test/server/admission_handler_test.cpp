@@ -1,0 +1,185 @@
+// The AdmissionReview contract with kube-apiserver, without sockets.
+#include "admission_handler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+using server::AdmissionPath;
+using server::Clock;
+
+const json::value denied_object =
+    json::parse(R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
+    "metadata": {"name": "mm", "namespace": "ns"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+             "router": {"name": "vllm-router", "extraArgs": ["--policy", "round-robin", "--host", "x"]},
+             "roles": [{"name": "a"}]}})");
+
+const json::value warned_object = json::parse(R"({"metadata": {"name": "dp"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"}, "router": {"name": "llm-d-router"},
+             "roles": [{"name": "s", "extraArgs": ["-dpe"]}]}})");
+
+std::string review(const json::value& object, std::string_view api_version = "admission.k8s.io/v1",
+                   std::string_view operation = "CREATE", std::string_view kind = "ModelDeployment",
+                   bool dry_run = false) {
+    return json::serialize(json::object{
+        {"apiVersion", api_version},
+        {"kind", "AdmissionReview"},
+        {"request",
+         json::object{{"uid", "uid-1"},
+                      {"kind", json::object{{"group", kind == "Pod" ? "" : "worker.gpustack.ai"},
+                                            {"version", "v1"},
+                                            {"kind", kind}}},
+                      {"operation", operation},
+                      {"namespace", "ns"},
+                      {"userInfo", json::object{{"username", "alice"}}},
+                      {"dryRun", dry_run},
+                      {"object", object}}}});
+}
+
+class AdmissionHandlerTest : public testing::Test {
+  protected:
+    server::AdmissionOutcome handle(const std::string& body,
+                                    AdmissionPath path = AdmissionPath::validate,
+                                    Clock::time_point deadline = Clock::now() +
+                                                                 std::chrono::seconds(10)) {
+        return handler.handle(path, body, deadline);
+    }
+    static json::value response_of(const server::AdmissionOutcome& outcome) {
+        return json::parse(outcome.body);
+    }
+
+    rules::Engine engine = rules::Engine::with_embedded_data();
+    server::Metrics metrics;
+    server::AdmissionHandler handler{engine, std::make_shared<rules::InstanceTypes>(), metrics};
+};
+
+TEST_F(AdmissionHandlerTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
+    const auto outcome = handle(review(denied_object));
+    EXPECT_EQ(outcome.http_status, 200);
+    EXPECT_EQ(outcome.verdict, "denied");
+    const json::value body = response_of(outcome);
+    EXPECT_EQ(body.at("apiVersion"), "admission.k8s.io/v1");
+    EXPECT_EQ(body.at("kind"), "AdmissionReview");
+    const auto& response = body.at("response");
+    EXPECT_EQ(response.at("uid"), "uid-1");
+    EXPECT_EQ(response.at("allowed"), false);
+    EXPECT_FALSE(response.as_object().contains("patch"));
+    EXPECT_FALSE(response.as_object().contains("patchType"));
+    const auto& status = response.at("status");
+    EXPECT_EQ(status.at("code"), 422);
+    EXPECT_EQ(status.at("reason"), "Invalid");
+    EXPECT_EQ(status.at("message"),
+              "spec.router.extraArgs[1]: unknown policy `round-robin` for vllm-router; did you "
+              "mean `round_robin`? "
+              "[router-policy-value]; spec.router.extraArgs[2]: `--host` is set by the operator "
+              "for vllm-router "
+              "[router-flag-owned]");
+    const auto& details = status.at("details");
+    EXPECT_EQ(details.at("name"), "mm");
+    EXPECT_EQ(details.at("group"), "worker.gpustack.ai");
+    EXPECT_EQ(details.at("kind"), "ModelDeployment");
+    ASSERT_EQ(details.at("causes").as_array().size(), 2u);
+    EXPECT_EQ(details.at("causes").at(1),
+              json::parse(R"({"reason": "FieldValueInvalid", "field": "spec.router.extraArgs[2]",
+                              "message": "`--host` is set by the operator for vllm-router [router-flag-owned]"})"));
+    EXPECT_EQ(outcome.rule_ids,
+              (std::vector<std::string>{"router-policy-value", "router-flag-owned"}));
+    EXPECT_EQ(outcome.user, "alice");
+    EXPECT_EQ(outcome.name, "mm");
+}
+
+TEST_F(AdmissionHandlerTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed) {
+    const auto outcome = handle(review(warned_object, "admission.k8s.io/v1beta1"));
+    const json::value body = response_of(outcome);
+    EXPECT_EQ(body.at("apiVersion"), "admission.k8s.io/v1beta1");
+    EXPECT_EQ(body.at("response").at("allowed"), true);
+    EXPECT_FALSE(body.at("response").as_object().contains("status"));
+    EXPECT_EQ(
+        body.at("response").at("warnings"),
+        json::parse(
+            R"(["external-dp-router: spec.router.name: External DP role `s` behind llm-d-router: no )"
+            R"(policy spreads the ranks evenly; prefer vllm-router"])"));
+}
+
+TEST_F(AdmissionHandlerTest, DryRunGetsTheSameVerdict) {
+    const auto outcome =
+        handle(review(denied_object, "admission.k8s.io/v1", "CREATE", "ModelDeployment", true));
+    EXPECT_TRUE(outcome.dry_run);
+    EXPECT_EQ(response_of(outcome).at("response").at("allowed"), false);
+}
+
+TEST_F(AdmissionHandlerTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
+    for (const char* operation : {"DELETE", "CONNECT"}) {
+        EXPECT_EQ(response_of(handle(review(denied_object, "admission.k8s.io/v1", operation)))
+                      .at("response")
+                      .at("allowed"),
+                  true)
+            << operation;
+    }
+    const auto pod = handle(review(denied_object, "admission.k8s.io/v1", "CREATE", "Pod"));
+    EXPECT_EQ(response_of(pod).at("response").at("allowed"), true);
+    EXPECT_NE(metrics.exposition().find("mdadmit_unjudged_kind_total{kind=\"/Pod\"} 1"),
+              std::string::npos);
+}
+
+TEST_F(AdmissionHandlerTest, MutateAllowsWithoutAPatchForNow) {
+    const auto outcome = handle(review(denied_object), AdmissionPath::mutate);
+    const json::value response = response_of(outcome).at("response");
+    EXPECT_EQ(response.at("allowed"), true);
+    EXPECT_FALSE(response.as_object().contains("patch"));
+}
+
+TEST_F(AdmissionHandlerTest, MalformedReviewsAreHttp400WithAStatusBody) {
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"{not json", "request body is not valid JSON: syntax error"},
+        {"[]", "expected an AdmissionReview of admission.k8s.io/v1 or v1beta1"},
+        {R"({"apiVersion": "admission.k8s.io/v2", "kind": "AdmissionReview", "request": {"uid": "u"}})",
+         "expected an AdmissionReview of admission.k8s.io/v1 or v1beta1"},
+        {R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})",
+         "the AdmissionReview has no request"},
+        {R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": ""}})",
+         "request.uid is missing"},
+    };
+    for (const auto& [body, message] : cases) {
+        const auto outcome = handle(body);
+        EXPECT_EQ(outcome.http_status, 400) << body;
+        const json::value status = json::parse(outcome.body);
+        EXPECT_EQ(status.at("kind"), "Status");
+        EXPECT_EQ(status.at("code"), 400);
+        EXPECT_EQ(status.at("message").as_string(), message) << body;
+    }
+}
+
+TEST_F(AdmissionHandlerTest, APassedDeadlineIsAnsweredWithoutJudging) {
+    const auto outcome = handle(review(denied_object), AdmissionPath::validate,
+                                Clock::now() - std::chrono::seconds(1));
+    const json::value response = response_of(outcome).at("response");
+    EXPECT_EQ(response.at("allowed"), false);
+    EXPECT_EQ(response.at("status").at("code"), 504);
+    EXPECT_TRUE(outcome.rule_ids.empty());
+}
+
+TEST(AdmissionHandlerPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounted) {
+    server::Metrics metrics;
+    const server::AdmissionHandler handler(
+        [](const rules::Review&) -> rules::Evaluation { throw std::runtime_error("boom"); },
+        nullptr, metrics);
+    const auto outcome = handler.handle(AdmissionPath::validate, review(denied_object),
+                                        Clock::now() + std::chrono::seconds(5));
+    EXPECT_EQ(outcome.http_status, 200);
+    EXPECT_EQ(outcome.verdict, "error");
+    const json::value response = json::parse(outcome.body).at("response");
+    EXPECT_EQ(response.at("uid"), "uid-1");
+    EXPECT_EQ(response.at("allowed"), false);
+    EXPECT_EQ(response.at("status").at("code"), 500);
+    EXPECT_EQ(response.at("status").at("message"), "internal error while judging: boom");
+    EXPECT_NE(metrics.exposition().find("mdadmit_panics_total 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mdadmit::test

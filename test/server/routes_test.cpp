@@ -1,0 +1,140 @@
+// HTTP routing, status codes and metrics, without sockets.
+#include "routes.hpp"
+
+#include <gtest/gtest.h>
+
+#include "request_target.hpp"
+#include "review_response.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+using server::Clock;
+using server::HttpRequest;
+
+class RoutesTest : public testing::Test {
+  protected:
+    server::HttpResponse call(std::string_view method, std::string_view target,
+                              std::string_view body = "{}",
+                              std::string_view content_type = "application/json",
+                              bool over_tls = true, bool over_limit = false) {
+        return routes.handle(
+            HttpRequest{method, target, content_type, body, over_limit, over_tls, Clock::now()});
+    }
+
+    rules::Engine engine = rules::Engine::with_embedded_data();
+    server::Metrics metrics;
+    server::Readiness readiness;
+    server::AdmissionHandler admission{engine, nullptr, metrics};
+    server::Routes routes{admission, readiness, metrics, {1024, std::chrono::milliseconds(10'000)}};
+};
+
+const char* minimal_review =
+    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"DELETE"}})";
+
+TEST_F(RoutesTest, AdmissionPathsRouteWithQueryAndTrailingSlash) {
+    for (const char* target : {"/validate", "/validate/", "/validate?timeout=10s",
+                               "/validate/?timeout=5s", "/mutate", "/mutate?timeout=2s"}) {
+        const auto response = call("POST", target, minimal_review);
+        EXPECT_EQ(response.status, 200) << target;
+        EXPECT_TRUE(response.is_admission) << target;
+    }
+}
+
+TEST_F(RoutesTest, ErrorPaths) {
+    const auto not_found = call("POST", "/nope", minimal_review);
+    EXPECT_EQ(not_found.status, 404);
+    const auto wrong_method = call("GET", "/validate");
+    EXPECT_EQ(wrong_method.status, 405);
+    EXPECT_EQ(wrong_method.allow, "POST");
+    EXPECT_EQ(call("POST", "/validate", minimal_review, "text/plain").status, 415);
+    EXPECT_EQ(call("POST", "/validate", minimal_review, "").status, 415);
+    EXPECT_EQ(call("POST", "/validate", minimal_review, "Application/JSON; charset=utf-8").status,
+              200);
+    const auto too_large = call("POST", "/validate", "", "application/json", true, true);
+    EXPECT_EQ(too_large.status, 413);
+    EXPECT_NE(too_large.body.find("request body exceeds 1024 bytes"), std::string::npos);
+    EXPECT_EQ(call("POST", "/validate", "nonsense").status, 400);
+    EXPECT_EQ(call("POST", "/healthz").status, 405);
+}
+
+TEST_F(RoutesTest, AdmissionIsNotServedOnThePlainPort) {
+    const auto response = call("POST", "/validate", minimal_review, "application/json", false);
+    EXPECT_EQ(response.status, 404);
+    EXPECT_NE(response.body.find("admission is served over TLS only"), std::string::npos);
+    EXPECT_EQ(call("GET", "/healthz", "", "", false).status, 200);
+}
+
+TEST_F(RoutesTest, ReadinessReportsWhatIsMissing) {
+    EXPECT_EQ(call("GET", "/readyz").status, 503);
+    readiness.rules_loaded = true;
+    readiness.certificate_loaded = true;
+    readiness.tls_accepting = true;
+    const auto ready = call("GET", "/readyz");
+    EXPECT_EQ(ready.status, 200);
+    EXPECT_EQ(ready.body, "ok\n");
+    readiness.shutting_down = true;
+    const auto draining = call("GET", "/readyz");
+    EXPECT_EQ(draining.status, 503);
+    EXPECT_EQ(draining.body, "shutting down\n");
+    EXPECT_EQ(call("GET", "/healthz").body, "ok\n");
+}
+
+TEST_F(RoutesTest, MetricsCountRequestsByPathCodeOperationVerdictAndDryRun) {
+    call("POST", "/validate?timeout=10s", minimal_review);
+    call("POST", "/nope");
+    const auto exposition = call("GET", "/metrics");
+    EXPECT_EQ(exposition.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    EXPECT_NE(
+        exposition.body.find(
+            R"(mdadmit_requests_total{path="/validate",code="200",operation="DELETE",verdict="allowed",dry_run="false"} 1)"),
+        std::string::npos)
+        << exposition.body;
+    EXPECT_NE(
+        exposition.body.find(
+            R"(mdadmit_requests_total{path="other",code="404",operation="",verdict="",dry_run="false"} 1)"),
+        std::string::npos);
+    EXPECT_NE(exposition.body.find(
+                  R"(mdadmit_request_duration_seconds_bucket{path="/validate",le="30"} 1)"),
+              std::string::npos);
+    EXPECT_NE(exposition.body.find("mdadmit_inflight_requests 1\n"), std::string::npos);
+}
+
+TEST_F(RoutesTest, TheDeadlineIsTheApiserversTimeoutLessAMargin) {
+    const auto now = Clock::now();
+    EXPECT_EQ(routes.deadline(now, std::chrono::milliseconds(10'000)),
+              now + std::chrono::milliseconds(9'750));
+    EXPECT_EQ(routes.deadline(now, std::chrono::milliseconds(1'000)),
+              now + std::chrono::milliseconds(900));
+    EXPECT_EQ(routes.deadline(now, std::nullopt), now + std::chrono::milliseconds(9'750));
+}
+
+TEST(RequestTarget, PathsAndGoDurations) {
+    EXPECT_EQ(server::parse_target("/validate/?timeout=10s").path, "/validate");
+    EXPECT_EQ(server::parse_target("/validate?timeout=10s").timeout,
+              std::chrono::milliseconds(10'000));
+    EXPECT_EQ(server::parse_target("/a?x=1&timeout=1m30s").timeout,
+              std::chrono::milliseconds(90'000));
+    EXPECT_EQ(server::parse_target("/").path, "/");
+    EXPECT_EQ(server::parse_go_duration("500ms"), std::chrono::milliseconds(500));
+    EXPECT_EQ(server::parse_go_duration("2.5s"), std::chrono::milliseconds(2'500));
+    EXPECT_EQ(server::parse_go_duration("10"), std::nullopt);
+    EXPECT_EQ(server::parse_go_duration("10x"), std::nullopt);
+    EXPECT_EQ(server::parse_go_duration(""), std::nullopt);
+}
+
+TEST(Warnings, ControlCharactersDuplicatesAndLength) {
+    rules::Evaluation evaluation;
+    evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
+    evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
+    evaluation.findings.push_back({"long", rules::Severity::warn, "", std::string(400, 'x'), ""});
+    const auto lines = server::warning_lines(evaluation);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "r: spec: line break and tab");
+    EXPECT_EQ(lines[1].size(), 256u);
+    EXPECT_EQ(lines[1].substr(0, 20), "long: (object): xxxx");
+    EXPECT_EQ(lines[1].substr(253), "...");
+}
+
+}  // namespace
+}  // namespace mdadmit::test

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "admission_handler.hpp"
+#include "config.hpp"
+#include "https_client.hpp"
+#include "log.hpp"
+#include "metrics.hpp"
+#include "readiness.hpp"
+#include "routes.hpp"
+#include "server.hpp"
+#include "test_certificates.hpp"
+
+namespace mdadmit::test {
+
+// A real server on ephemeral loopback ports, its certificate laid out the way a Kubernetes
+// Secret volume lays it out (files behind a `..data` symlink), and clients that trust it.
+class ServerFixture {
+  public:
+    explicit ServerFixture(const std::function<void(server::Config&)>& adjust = {});
+    ~ServerFixture();
+
+    unsigned short port() const { return server_->tls_port(); }
+    unsigned short health_port() const { return *server_->health_port(); }
+    server::Server& server() { return *server_; }
+    server::Metrics& metrics() { return metrics_; }
+    ClientOptions client_options() const;
+    const TestCa& ca() const { return ca_; }
+    const std::filesystem::path& directory() const { return directory_; }
+
+    // Publishes a new certificate and key the way the kubelet updates a Secret volume:
+    // a new timestamped directory, then an atomic rename of the `..data` symlink.
+    void swap_certificate(const PemPair& pair);
+    // Waits until a metric line is present in the exposition; false on timeout.
+    bool wait_for_metric(const std::string& line,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  private:
+    std::filesystem::path directory_;
+    TestCa ca_;
+    int version_ = 0;
+    server::Config config_;
+    rules::Engine engine_ = rules::Engine::with_embedded_data();
+    server::Metrics metrics_;
+    server::Readiness readiness_;
+    server::Log log_{"warn", false};
+    std::unique_ptr<server::AdmissionHandler> admission_;
+    std::unique_ptr<server::Routes> routes_;
+    std::unique_ptr<server::Server> server_;
+};
+
+// A review of `object_json` for /validate.
+std::string validate_review(const std::string& object_json, const std::string& uid = "uid-1",
+                            const std::string& api_version = "admission.k8s.io/v1");
+// A ModelDeployment refused by router-policy-value.
+extern const std::string denied_object;
+// A ModelDeployment admitted without findings.
+extern const std::string admitted_object;
+
+}  // namespace mdadmit::test

@@ -1,0 +1,285 @@
+// The real server over real TLS on loopback: routes, keep-alive, certificate reloads,
+// shutdown with requests in flight, and clients that misbehave.
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/json.hpp>
+#include <thread>
+
+#include "server_fixture.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+TEST(ServerOverTls, EveryRouteAndErrorPath) {
+    ServerFixture fixture([](server::Config& c) { c.max_body_bytes = 64 * 1024; });
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+    EXPECT_EQ(client.negotiated_alpn(), "");
+
+    const auto denied =
+        client.request("POST", "/validate?timeout=10s", validate_review(denied_object));
+    EXPECT_EQ(denied.status, 200);
+    const json::value denial = json::parse(denied.body);
+    EXPECT_EQ(denial.at("response").at("allowed"), false);
+    EXPECT_EQ(denial.at("response").at("status").at("details").at("causes").at(0).at("field"),
+              "spec.router.extraArgs[0]");
+
+    const auto beta = client.request(
+        "POST", "/validate/", validate_review(admitted_object, "u2", "admission.k8s.io/v1beta1"));
+    const json::value allowed = json::parse(beta.body);
+    EXPECT_EQ(allowed.at("apiVersion"), "admission.k8s.io/v1beta1");
+    EXPECT_EQ(allowed.at("response").at("uid"), "u2");
+    EXPECT_EQ(allowed.at("response").at("allowed"), true);
+
+    EXPECT_EQ(client.request("POST", "/mutate?timeout=2s", validate_review(admitted_object)).status,
+              200);
+    const auto wrong_method = client.request("GET", "/validate");
+    EXPECT_EQ(wrong_method.status, 405);
+    EXPECT_EQ(wrong_method.allow, "POST");
+    EXPECT_EQ(client.request("POST", "/validate", "{}", "text/plain").status, 415);
+    EXPECT_EQ(client.request("POST", "/validate", "{\"kind\": 1}").status, 400);
+    EXPECT_EQ(client.request("POST", "/other", "{}").status, 404);
+    EXPECT_EQ(client.request("GET", "/healthz").status, 200);
+    EXPECT_EQ(client.request("GET", "/readyz").status, 200);
+    const auto metrics = client.request("GET", "/metrics");
+    EXPECT_NE(metrics.body.find("mdadmit_certificate_expiry_timestamp_seconds "),
+              std::string::npos);
+    // Everything above went over one connection.
+    EXPECT_NE(metrics.body.find("mdadmit_open_connections 1\n"), std::string::npos) << metrics.body;
+
+    const auto too_large = client.request("POST", "/validate", std::string(70 * 1024, ' '));
+    EXPECT_EQ(too_large.status, 413);
+    EXPECT_FALSE(too_large.keep_alive);
+
+    EXPECT_EQ(plain_get(fixture.health_port(), "/healthz"),
+              (std::pair<int, std::string>{200, "ok\n"}));
+    EXPECT_EQ(plain_get(fixture.health_port(), "/readyz").first, 200);
+    EXPECT_EQ(plain_get(fixture.health_port(), "/validate").first, 404);
+}
+
+TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
+    ServerFixture fixture;
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect());
+    for (int i = 0; i < 20; ++i) {
+        const auto response = client.request(
+            "POST", "/validate", validate_review(admitted_object, "u" + std::to_string(i)));
+        ASSERT_EQ(response.status, 200) << client.last_error();
+        EXPECT_TRUE(response.keep_alive);
+    }
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 1\n"));
+}
+
+TEST(CertificateReload, ASecretVolumeSwapIsPickedUpWithoutAFailedRequest) {
+    ServerFixture fixture;
+    {
+        HttpsClient first(fixture.port(), fixture.client_options());
+        ASSERT_TRUE(first.connect());
+        EXPECT_EQ(first.peer_common_name(), "server-1");
+    }
+    std::atomic<bool> stop{false};
+    std::atomic<int> failures{0};
+    std::atomic<int> answered{0};
+    std::thread load([&] {
+        while (!stop) {
+            if (post_once(fixture.port(), fixture.client_options(), "/validate",
+                          validate_review(admitted_object)) == 200) {
+                ++answered;
+            } else {
+                ++failures;
+            }
+        }
+    });
+    // A connection opened before the swap keeps working after it.
+    HttpsClient in_flight(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(in_flight.connect());
+    fixture.swap_certificate(fixture.ca().issue("server-2"));
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_certificate_reloads_total 1\n"));
+    HttpsClient after(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(after.connect());
+    EXPECT_EQ(after.peer_common_name(), "server-2");
+    EXPECT_EQ(in_flight.request("POST", "/validate", validate_review(admitted_object)).status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+    load.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_GT(answered.load(), 0);
+}
+
+TEST(CertificateReload, ABrokenCertificateIsRefusedAndTheOldOneKeepsServing) {
+    ServerFixture fixture;
+    const PemPair other = TestCa("another CA").issue("mismatched");
+    fixture.swap_certificate({fixture.ca().issue("server-2").certificate, other.key});
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_certificate_reload_errors_total 1\n"));
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect());
+    EXPECT_EQ(client.peer_common_name(), "server-1");
+    fixture.swap_certificate({"not a certificate", "not a key"});
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_certificate_reload_errors_total 2\n"));
+    EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate",
+                        validate_review(admitted_object)),
+              200);
+}
+
+TEST(Shutdown, InFlightRequestsAreAnsweredIdleConnectionsClosedAndNewOnesRefused) {
+    ServerFixture fixture;
+    HttpsClient idle(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(idle.connect());
+    ASSERT_EQ(idle.request("GET", "/healthz").status, 200);
+
+    HttpsClient in_flight(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(in_flight.connect());
+    const std::string body = validate_review(admitted_object);
+    const std::string head =
+        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
+    in_flight.write_raw(head + body.substr(0, 10));
+
+    fixture.server().begin_shutdown();
+    EXPECT_EQ(plain_get(fixture.health_port(), "/readyz"),
+              (std::pair<int, std::string>{503, "shutting down\n"}));
+    // During the shutdown delay the server still serves new connections.
+    EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate", body), 200);
+
+    EXPECT_TRUE(idle.server_closes_within(std::chrono::seconds(3)));
+    EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate", body), -1);
+
+    in_flight.write_raw(body.substr(10));
+    const auto answer = in_flight.read_response();
+    EXPECT_EQ(answer.status, 200) << in_flight.last_error();
+    EXPECT_FALSE(answer.keep_alive);
+    EXPECT_TRUE(fixture.server().wait());
+}
+
+TEST(SlowClients, TricklingHeadersAreCutOffWhileOthersAreServed) {
+    ServerFixture fixture(
+        [](server::Config& c) { c.header_timeout = std::chrono::milliseconds(600); });
+    HttpsClient slow(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(slow.connect());
+    std::atomic<bool> slow_closed{false};
+    std::thread trickle([&] {
+        const std::string head = "POST /validate HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
+        for (std::size_t i = 0; i < head.size() + 40; ++i) {
+            try {
+                slow.write_raw(i < head.size() ? head.substr(i, 1) : "a");
+            } catch (const std::exception&) {
+                slow_closed = true;
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    });
+    for (int i = 0; i < 10; ++i) {
+        const auto started = std::chrono::steady_clock::now();
+        EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate",
+                            validate_review(admitted_object)),
+                  200);
+        EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(500));
+    }
+    trickle.join();
+    EXPECT_TRUE(slow_closed || slow.server_closes_within(std::chrono::seconds(2)));
+}
+
+// Opens a TCP connection to the TLS port and sends `bytes` (maybe none); true when the
+// server closes it within `timeout`.
+bool raw_connection_closed(unsigned short port, const std::string& bytes,
+                           std::chrono::milliseconds timeout) {
+    asio::io_context io;
+    boost::beast::tcp_stream stream(io);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    if (!bytes.empty()) {
+        stream.write_some(asio::buffer(bytes));
+    }
+    stream.expires_after(timeout);
+    char buffer[512];
+    boost::system::error_code ec;
+    for (;;) {
+        stream.read_some(asio::buffer(buffer), ec);
+        if (ec) {
+            return ec != boost::beast::error::timeout;
+        }
+    }
+}
+
+TEST(BrokenTls, PlainHttpGarbageAndSilenceAreClosedAndCounted) {
+    ServerFixture fixture(
+        [](server::Config& c) { c.handshake_timeout = std::chrono::milliseconds(300); });
+    EXPECT_TRUE(raw_connection_closed(fixture.port(), "GET /validate HTTP/1.1\r\nHost: x\r\n\r\n",
+                                      std::chrono::seconds(3)));
+    EXPECT_TRUE(
+        raw_connection_closed(fixture.port(), std::string(300, '\x16'), std::chrono::seconds(3)));
+    EXPECT_TRUE(raw_connection_closed(fixture.port(), "", std::chrono::seconds(3)));
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_tls_handshake_failures_total 3\n"));
+    EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate",
+                        validate_review(admitted_object)),
+              200);
+}
+
+TEST(TlsPolicy, OldVersionsAndNonAeadCiphersAreRefusedAndAlpnIsHttp11) {
+    ServerFixture fixture;
+    ClientOptions old = fixture.client_options();
+    old.max_tls_version = TLS1_1_VERSION;
+    EXPECT_FALSE(HttpsClient(fixture.port(), old).connect());
+    ClientOptions cbc = fixture.client_options();
+    cbc.max_tls_version = TLS1_2_VERSION;
+    cbc.cipher_list = "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA";
+    EXPECT_FALSE(HttpsClient(fixture.port(), cbc).connect());
+    ClientOptions tls12 = fixture.client_options();
+    tls12.max_tls_version = TLS1_2_VERSION;
+    EXPECT_TRUE(HttpsClient(fixture.port(), tls12).connect());
+    ClientOptions alpn = fixture.client_options();
+    alpn.alpn = std::string("\x02h2\x08http/1.1", 12);
+    HttpsClient negotiated(fixture.port(), alpn);
+    ASSERT_TRUE(negotiated.connect());
+    EXPECT_EQ(negotiated.negotiated_alpn(), "http/1.1");
+}
+
+TEST(TlsPolicy, Tls13CanBeTheMinimum) {
+    ServerFixture fixture([](server::Config& c) { c.tls13_only = true; });
+    ClientOptions tls12 = fixture.client_options();
+    tls12.max_tls_version = TLS1_2_VERSION;
+    EXPECT_FALSE(HttpsClient(fixture.port(), tls12).connect());
+    EXPECT_TRUE(HttpsClient(fixture.port(), fixture.client_options()).connect());
+}
+
+TEST(TlsPolicy, ClientCertificatesAreRequiredWhenAClientCaIsSet) {
+    TestCa client_ca("client CA");
+    const PemPair client = client_ca.issue("kube-apiserver", true);
+    const std::string directory = testing::TempDir();
+    write_file(directory + "/client-ca.crt", client_ca.pem().certificate);
+    write_file(directory + "/client.crt", client.certificate);
+    write_file(directory + "/client.key", client.key);
+    ServerFixture fixture(
+        [&](server::Config& c) { c.client_ca_file = directory + "/client-ca.crt"; });
+    EXPECT_EQ(post_once(fixture.port(), fixture.client_options(), "/validate",
+                        validate_review(admitted_object)),
+              -1);
+    ClientOptions with_certificate = fixture.client_options();
+    with_certificate.client_cert_file = directory + "/client.crt";
+    with_certificate.client_key_file = directory + "/client.key";
+    EXPECT_EQ(
+        post_once(fixture.port(), with_certificate, "/validate", validate_review(admitted_object)),
+        200);
+}
+
+TEST(ConnectionCap, ConnectionsOverTheCapAreClosedAtAccept) {
+    ServerFixture fixture([](server::Config& c) { c.max_connections = 2; });
+    HttpsClient first(fixture.port(), fixture.client_options());
+    HttpsClient second(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(first.connect());
+    ASSERT_TRUE(second.connect());
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 2\n"));
+    EXPECT_FALSE(HttpsClient(fixture.port(), fixture.client_options()).connect());
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_connections_rejected_total 1\n"));
+    EXPECT_EQ(first.request("POST", "/validate", validate_review(admitted_object)).status, 200);
+}
+
+}  // namespace
+}  // namespace mdadmit::test
