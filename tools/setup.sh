@@ -12,7 +12,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
 )
 if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(wrk nginx-light procps)
+    packages+=(wrk nginx-light procps bc)
 fi
 
 missing=()

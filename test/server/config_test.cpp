@@ -78,3 +78,24 @@ TEST(Config, HelpDocumentsEverySetting) {
 
 }  // namespace
 }  // namespace mdadmit::test
+
+namespace mdadmit::test {
+namespace {
+
+TEST(Config, TheServerDocsListEverySetting) {
+    std::ifstream in(std::string(MDADMIT_SOURCE_DIR) + "/docs/server.md");
+    const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string usage = server::usage_text();
+    std::size_t count = 0;
+    for (std::size_t at = usage.find("  --"); at != std::string::npos;
+         at = usage.find("  --", at + 1)) {
+        const std::string name = usage.substr(at + 2, usage.find(' ', at + 2) - at - 2);
+        EXPECT_NE(docs.find("`" + name + "`"), std::string::npos)
+            << name << " is missing from docs/server.md";
+        ++count;
+    }
+    EXPECT_GT(count, 20u);
+}
+
+}  // namespace
+}  // namespace mdadmit::test
