@@ -30,13 +30,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::string code(std::string_view text) {
-    // Appended piecewise: GCC 12 reports a false -Wrestrict on "`" + std::string(text) + "`".
-    std::string out;
-    out.reserve(text.size() + 2);
-    out += '`';
-    out += text;
-    out += '`';
-    return out;
+    return "`" + std::string(text) + "`";
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator,

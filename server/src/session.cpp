@@ -20,7 +20,8 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t header_limit = 16 * 1024;
-constexpr std::size_t read_chunk = 16 * 1024;
+// The first read of a request; the buffer grows when a request needs more.
+constexpr std::size_t read_chunk = 4 * 1024;
 
 // Counts a connection for its whole life, including in the registry of its thread.
 class ConnectionScope {
