@@ -2,10 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include "mdadmit/rules/json_input.hpp"
@@ -17,22 +18,50 @@ namespace {
 
 namespace json = boost::json;
 
+bool all_digits(std::string_view text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// [-+]?(.digits|digits(.digits?)?)([eE][-+]?digits)?, the YAML 1.2 core schema's float.
+bool is_float(std::string_view text) {
+    if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+        text.remove_prefix(1);
+    }
+    const std::size_t exponent = text.find_first_of("eE");
+    std::string_view mantissa = text.substr(0, exponent);
+    if (exponent != std::string_view::npos) {
+        std::string_view power = text.substr(exponent + 1);
+        if (!power.empty() && (power.front() == '-' || power.front() == '+')) {
+            power.remove_prefix(1);
+        }
+        if (!all_digits(power)) {
+            return false;
+        }
+    }
+    const std::size_t dot = mantissa.find('.');
+    if (dot == std::string_view::npos) {
+        return all_digits(mantissa);
+    }
+    const std::string_view whole = mantissa.substr(0, dot);
+    const std::string_view fraction = mantissa.substr(dot + 1);
+    return (whole.empty() || all_digits(whole)) && (fraction.empty() || all_digits(fraction)) &&
+           !(whole.empty() && fraction.empty());
+}
+
 json::value plain_scalar(const std::string& text) {
-    static const std::regex null_form("~|null|Null|NULL|");
-    static const std::regex true_form("true|True|TRUE");
-    static const std::regex false_form("false|False|FALSE");
-    static const std::regex integer_form("[-+]?[0-9]+");
-    static const std::regex float_form(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-    if (std::regex_match(text, null_form)) {
+    if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
         return nullptr;
     }
-    if (std::regex_match(text, true_form)) {
+    if (text == "true" || text == "True" || text == "TRUE") {
         return true;
     }
-    if (std::regex_match(text, false_form)) {
+    if (text == "false" || text == "False" || text == "FALSE") {
         return false;
     }
-    if (std::regex_match(text, integer_form)) {
+    const std::string_view unsigned_part =
+        std::string_view(text).substr(text.front() == '-' || text.front() == '+' ? 1 : 0);
+    if (all_digits(unsigned_part)) {
         std::int64_t value = 0;
         const char* begin = text.data() + (text.front() == '+' ? 1 : 0);
         const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
@@ -42,7 +71,7 @@ json::value plain_scalar(const std::string& text) {
         return json::string(
             text);  // out of range for an integer: keep the text, not a rounded number
     }
-    if (std::regex_match(text, float_form)) {
+    if (is_float(text)) {
         return std::stod(text);
     }
     return json::string(text);

@@ -50,8 +50,14 @@ ServerFixture::ServerFixture(const std::function<void(server::Config&)>& adjust)
     if (adjust) {
         adjust(config_);
     }
+    auto judging = server::load_judging_setup(config_);
+    if (!judging) {
+        throw std::runtime_error(judging.error().message);
+    }
+    judging_ = std::move(judging).value();
     readiness_.rules_loaded = true;
-    admission_ = std::make_unique<server::AdmissionHandler>(engine_, nullptr, metrics_);
+    admission_ = std::make_unique<server::AdmissionHandler>(*judging_.engine,
+                                                            judging_.instance_types, metrics_);
     routes_ = std::make_unique<server::Routes>(
         *admission_, readiness_, metrics_,
         server::RouteOptions{config_.max_body_bytes, std::chrono::seconds(10)});

@@ -13,6 +13,7 @@
 #include "readiness.hpp"
 #include "routes.hpp"
 #include "server.hpp"
+#include "startup.hpp"
 #include "test_certificates.hpp"
 
 namespace mdadmit::test {
@@ -44,7 +45,7 @@ class ServerFixture {
     TestCa ca_;
     int version_ = 0;
     server::Config config_;
-    rules::Engine engine_ = rules::Engine::with_embedded_data();
+    server::JudgingSetup judging_;
     server::Metrics metrics_;
     server::Readiness readiness_;
     server::Log log_{"warn", false};

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mdadmit/rules/engine.hpp"
+
+namespace mdadmit::cli {
+
+// Exit statuses a pipeline can branch on.
+inline constexpr int exit_admitted = 0;
+inline constexpr int exit_denied = 1;
+inline constexpr int exit_usage = 2;
+inline constexpr int exit_internal = 3;
+
+enum class OutputFormat { text, json, junit };
+
+struct Options {
+    std::string command;
+    std::vector<std::string> inputs;
+    std::vector<std::string> instance_type_files;
+    std::optional<std::string> old_file;
+    std::optional<std::string> rules_data;
+    OutputFormat output = OutputFormat::text;
+    bool warnings_as_errors = false;
+    bool markdown = false;
+    std::optional<bool> full_schema_check;  // --schema-check=full|decoder
+};
+
+// An Error is a usage message for stderr.
+rules::Result<Options> parse_options(const std::vector<std::string>& arguments);
+
+extern const char* const usage;
+
+// The engine a command judges with: the rule data from --rules-data when given, and the
+// structural check of --schema-check, else `full_by_default`.
+rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_default = true);
+
+// Expands files, directories (their *.yaml, *.yml and *.json, recursively, sorted) and "-".
+rules::Result<std::vector<std::string>> expand_inputs(const std::vector<std::string>& inputs);
+
+}  // namespace mdadmit::cli

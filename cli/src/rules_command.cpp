@@ -1,0 +1,27 @@
+// mdadmit rules: the rule catalogue, from the data the engine runs on.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "mdadmit/inputs/rule_catalog.hpp"
+
+namespace mdadmit::cli {
+
+int run_rules(const Options& options) {
+    auto engine = make_engine(options);
+    if (!engine) {
+        std::cerr << "mdadmit: " << engine.error().message << "\n";
+        return exit_usage;
+    }
+    if (options.markdown) {
+        std::cout << inputs::rule_table_markdown(engine.value().data());
+        return exit_admitted;
+    }
+    for (const auto& rule : engine.value().data().rules) {
+        std::printf("%-24s %-5s %s\n", rule.id.c_str(),
+                    std::string(rules::to_string(rule.severity)).c_str(), rule.meaning.c_str());
+    }
+    return exit_admitted;
+}
+
+}  // namespace mdadmit::cli

@@ -1,0 +1,87 @@
+// mdadmit test: run a suite of cases and report every mismatch with a diff.
+#include <iostream>
+
+#include "commands.hpp"
+#include "mdadmit/inputs/junit.hpp"
+#include "mdadmit/inputs/test_case.hpp"
+
+namespace mdadmit::cli {
+
+int run_test(const Options& options) {
+    if (options.inputs.empty()) {
+        std::cerr << usage;
+        return exit_usage;
+    }
+    auto engine = make_engine(options);
+    if (!engine) {
+        std::cerr << "mdadmit: " << engine.error().message << "\n";
+        return exit_usage;
+    }
+    auto files = expand_inputs(options.inputs);
+    if (!files) {
+        std::cerr << "mdadmit: " << files.error().message << "\n";
+        return exit_usage;
+    }
+    std::vector<inputs::Document> documents;
+    for (const auto& path : files.value()) {
+        auto read = inputs::read_documents(path);
+        if (!read) {
+            std::cerr << "mdadmit: " << read.error().message << "\n";
+            return exit_usage;
+        }
+        for (auto& document : read.value()) {
+            documents.push_back(std::move(document));
+        }
+    }
+    // InstanceType documents anywhere in the suite are the suite's cluster.
+    rules::InstanceTypes suite_types;
+    inputs::collect_instance_types(documents, suite_types);
+    auto cases = inputs::parse_cases(documents);
+    if (!cases) {
+        std::cerr << "mdadmit: " << cases.error().message << "\n";
+        return exit_usage;
+    }
+    if (cases.value().empty()) {
+        std::cerr << "mdadmit: no test cases (documents with a `case` field) in the inputs\n";
+        return exit_usage;
+    }
+    const bool colour = options.output == OutputFormat::text && use_colour();
+    std::vector<inputs::JunitCase> report;
+    std::size_t failed = 0;
+    for (const auto& test_case : cases.value()) {
+        rules::InstanceTypes types = suite_types;
+        for (const auto& [name, manufacturer] : test_case.instance_types) {
+            types[name] = manufacturer;
+        }
+        const auto evaluation = engine.value().evaluate(
+            {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr, &types,
+             test_case.operation});
+        const auto outcome = inputs::compare(test_case, evaluation);
+        failed += outcome.passed ? 0 : 1;
+        report.push_back(
+            {test_case.source, test_case.name, outcome.passed ? "" : outcome.reason, outcome.diff});
+        if (options.output != OutputFormat::text) {
+            continue;
+        }
+        if (outcome.passed) {
+            std::cout << (colour ? "\033[32mPASS\033[0m " : "PASS ") << test_case.label() << "\n";
+        } else {
+            std::cout << (colour ? "\033[31mFAIL\033[0m " : "FAIL ") << test_case.label() << ": "
+                      << outcome.reason << "\n";
+            std::cout << "  expected (-) against actual (+):\n";
+            for (std::size_t at = 0; at < outcome.diff.size();) {
+                const std::size_t end = outcome.diff.find('\n', at);
+                std::cout << "    " << outcome.diff.substr(at, end - at) << "\n";
+                at = end + 1;
+            }
+        }
+    }
+    if (options.output == OutputFormat::junit) {
+        std::cout << inputs::junit_report("mdadmit test", report);
+    } else {
+        std::cout << cases.value().size() - failed << " passed, " << failed << " failed\n";
+    }
+    return failed == 0 ? exit_admitted : exit_denied;
+}
+
+}  // namespace mdadmit::cli

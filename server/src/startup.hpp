@@ -1,0 +1,20 @@
+#pragma once
+
+#include <memory>
+
+#include "config.hpp"
+#include "mdadmit/rules/engine.hpp"
+
+namespace mdadmit::server {
+
+// What the server judges with, loaded once at start-up from its settings: the rule engine
+// (built-in or --rules-data, with --schema-check and --encode-platform-unknown) and the
+// InstanceTypes of --instance-types. An Error names the file and the problem.
+struct JudgingSetup {
+    std::unique_ptr<rules::Engine> engine;
+    std::shared_ptr<const rules::InstanceTypes> instance_types;
+};
+
+rules::Result<JudgingSetup> load_judging_setup(const Config& config);
+
+}  // namespace mdadmit::server

@@ -1,0 +1,139 @@
+// The harness and the live server can never disagree: every case of the conformance suite
+// (test/cases/) is judged by both, and the verdicts, field paths, messages and warnings
+// must be identical.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+
+#include "mdadmit/inputs/test_case.hpp"
+#include "review_response.hpp"
+#include "server_fixture.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+const std::string suite_directory = std::string(MDADMIT_SOURCE_DIR) + "/test/cases";
+const std::string suite_instance_types = suite_directory + "/instance-types.yaml";
+
+std::vector<inputs::TestCase> suite_cases() {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(suite_directory)) {
+        files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<inputs::Document> documents;
+    for (const auto& file : files) {
+        auto read = inputs::read_documents(file);
+        EXPECT_TRUE(read.ok()) << read.error().message;
+        for (auto& document : read.value()) {
+            documents.push_back(std::move(document));
+        }
+    }
+    auto cases = inputs::parse_cases(documents);
+    EXPECT_TRUE(cases.ok()) << cases.error().message;
+    return cases.value();
+}
+
+std::string review_of(const inputs::TestCase& test_case, std::size_t number) {
+    json::object request{
+        {"uid", "case-" + std::to_string(number)},
+        {"kind", {{"group", "worker.gpustack.ai"}, {"version", "v1"}, {"kind", "ModelDeployment"}}},
+        {"operation", test_case.operation == rules::Operation::update ? "UPDATE" : "CREATE"},
+        {"object", test_case.object}};
+    if (test_case.old_object) {
+        request["oldObject"] = *test_case.old_object;
+    }
+    return json::serialize(json::object{{"apiVersion", "admission.k8s.io/v1"},
+                                        {"kind", "AdmissionReview"},
+                                        {"request", std::move(request)}});
+}
+
+// What the server answered, reduced to what a user sees: verdict, causes, warnings.
+struct Seen {
+    bool allowed = false;
+    std::vector<std::string> causes;  // "field: message"
+    std::vector<std::string> warnings;
+    bool operator==(const Seen&) const = default;
+};
+
+Seen from_server(const std::string& body) {
+    const json::value response = json::parse(body).at("response");
+    Seen seen;
+    seen.allowed = response.at("allowed").as_bool();
+    if (const auto* status = response.as_object().if_contains("status")) {
+        for (const auto& cause : status->at("details").at("causes").as_array()) {
+            seen.causes.push_back(std::string(cause.at("field").as_string()) + ": " +
+                                  std::string(cause.at("message").as_string()));
+        }
+    }
+    if (const auto* warnings = response.as_object().if_contains("warnings")) {
+        for (const auto& warning : warnings->as_array()) {
+            seen.warnings.emplace_back(warning.as_string());
+        }
+    }
+    return seen;
+}
+
+Seen from_harness(const rules::Evaluation& evaluation) {
+    Seen seen;
+    seen.allowed = evaluation.allowed();
+    for (const auto* finding : evaluation.with_severity(rules::Severity::deny)) {
+        seen.causes.push_back((finding->path.empty() ? "(object)" : finding->path) + ": " +
+                              finding->message + " [" + finding->rule + "]");
+    }
+    seen.warnings = server::warning_lines(evaluation);
+    return seen;
+}
+
+bool has_schema_finding(const rules::Evaluation& evaluation) {
+    return std::any_of(evaluation.findings.begin(), evaluation.findings.end(),
+                       [](const rules::Finding& f) { return f.rule == "schema"; });
+}
+
+void expect_identical(bool full_schema_check) {
+    const auto cases = suite_cases();
+    ASSERT_GT(cases.size(), 50u);
+    ServerFixture fixture([&](server::Config& c) {
+        c.full_schema_check = full_schema_check;
+        c.instance_types_file = suite_instance_types;
+    });
+    // The harness's view: the suite's InstanceTypes and the full structural check.
+    const rules::Engine harness = rules::Engine::with_embedded_data();
+    rules::InstanceTypes types;
+    inputs::collect_instance_types(inputs::read_documents(suite_instance_types).value(), types);
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+    std::size_t compared = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& test_case = cases[i];
+        ASSERT_TRUE(test_case.instance_types.empty())
+            << test_case.label() << ": suite cases share instance-types.yaml";
+        const auto evaluation = harness.evaluate(
+            {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr, &types,
+             test_case.operation});
+        if (!full_schema_check && has_schema_finding(evaluation)) {
+            continue;  // the default server leaves the full structural check to the API server
+        }
+        const auto response =
+            client.request("POST", "/validate?timeout=10s", review_of(test_case, i));
+        ASSERT_EQ(response.status, 200) << test_case.label() << ": " << client.last_error();
+        EXPECT_EQ(from_server(response.body), from_harness(evaluation)) << test_case.label();
+        ++compared;
+    }
+    EXPECT_GT(compared, 50u);
+}
+
+TEST(HarnessAndServer, AgreeOnEveryCaseWithTheFullSchemaCheck) {
+    expect_identical(true);
+}
+
+TEST(HarnessAndServer, AgreeOnEveryWellFormedCaseWithTheDefaultCheck) {
+    expect_identical(false);
+}
+
+}  // namespace
+}  // namespace mdadmit::test
