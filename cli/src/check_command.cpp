@@ -141,35 +141,20 @@ int run_check(const Options& options) {
         std::cerr << "mdadmit: " << engine.error().message << "\n";
         return exit_usage;
     }
-    const auto read_all = [](const std::vector<std::string>& paths,
-                             std::vector<inputs::Document>& out) -> std::optional<std::string> {
-        auto files = expand_inputs(paths);
-        if (!files) {
-            return files.error().message;
-        }
-        for (const auto& path : files.value()) {
-            auto documents = inputs::read_documents(path);
-            if (!documents) {
-                return documents.error().message;
-            }
-            for (auto& document : documents.value()) {
-                out.push_back(std::move(document));
-            }
-        }
-        return std::nullopt;
-    };
-    std::vector<inputs::Document> documents;
-    std::vector<inputs::Document> type_documents;
-    std::vector<inputs::Document> old_documents;
-    for (const auto& problem :
-         {read_all(options.inputs, documents),
-          read_all(options.instance_type_files, type_documents),
-          options.old_file ? read_all({*options.old_file}, old_documents) : std::nullopt}) {
-        if (problem) {
-            std::cerr << "mdadmit: " << *problem << "\n";
+    auto documents_read = inputs::read_inputs(options.inputs);
+    auto types_read = inputs::read_inputs(options.instance_type_files);
+    auto olds_read =
+        inputs::read_inputs(options.old_file ? std::vector<std::string>{*options.old_file}
+                                             : std::vector<std::string>{});
+    for (const auto* read : {&documents_read, &types_read, &olds_read}) {
+        if (!*read) {
+            std::cerr << "mdadmit: " << read->error().message << "\n";
             return exit_usage;
         }
     }
+    const std::vector<inputs::Document>& documents = documents_read.value();
+    const std::vector<inputs::Document>& type_documents = types_read.value();
+    std::vector<inputs::Document> old_documents = std::move(olds_read).value();
     rules::InstanceTypes instance_types;
     inputs::collect_instance_types(type_documents, instance_types);
     inputs::collect_instance_types(documents, instance_types);

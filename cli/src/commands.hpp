@@ -8,6 +8,7 @@ int run_check(const Options& options);
 int run_review(const Options& options);
 int run_test(const Options& options);
 int run_rules(const Options& options);
+int run_render(const Options& options);
 
 // Whether to colour text output: only on a terminal, and not when NO_COLOR is set.
 bool use_colour();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -158,6 +159,43 @@ rules::Result<std::vector<Document>> read_documents(const std::string& path) {
         text << in.rdbuf();
     }
     return parse_documents(text.str(), path);
+}
+
+rules::Result<std::vector<Document>> read_inputs(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> files;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (path == "-" || !fs::is_directory(path, ec)) {
+            files.push_back(path);
+            continue;
+        }
+        std::vector<std::string> found;
+        for (auto it = fs::recursive_directory_iterator(path, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            const std::string extension = it->path().extension().string();
+            if (it->is_regular_file() &&
+                (extension == ".yaml" || extension == ".yml" || extension == ".json")) {
+                found.push_back(it->path().string());
+            }
+        }
+        if (ec) {
+            return rules::Error{path + ": " + ec.message()};
+        }
+        std::sort(found.begin(), found.end());
+        files.insert(files.end(), found.begin(), found.end());
+    }
+    std::vector<Document> out;
+    for (const auto& file : files) {
+        auto documents = read_documents(file);
+        if (!documents) {
+            return documents.error();
+        }
+        for (auto& document : documents.value()) {
+            out.push_back(std::move(document));
+        }
+    }
+    return out;
 }
 
 std::string_view kind_of(const json::value& document) {

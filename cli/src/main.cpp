@@ -1,5 +1,7 @@
 // mdadmit: judges ModelDeployment manifests offline with the same rule engine as the webhook.
 #include <iostream>
+#include <map>
+#include <string_view>
 
 #include "commands.hpp"
 
@@ -13,14 +15,15 @@ int main(int argc, char** argv) {
             return exit_usage;
         }
         const std::string& command = options.value().command;
-        if (command == "check")
-            return run_check(options.value());
-        if (command == "review")
-            return run_review(options.value());
-        if (command == "test")
-            return run_test(options.value());
-        if (command == "rules")
-            return run_rules(options.value());
+        static const std::map<std::string_view, int (*)(const Options&)> commands{
+            {"check", run_check},
+            {"review", run_review},
+            {"test", run_test},
+            {"render", run_render},
+            {"rules", run_rules}};
+        if (const auto it = commands.find(command); it != commands.end()) {
+            return it->second(options.value());
+        }
         if (command == "--help" || command == "help" || command == "-h") {
             std::cout << usage;
             return exit_admitted;

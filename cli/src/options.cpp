@@ -1,8 +1,5 @@
 #include "options.hpp"
 
-#include <algorithm>
-#include <filesystem>
-
 namespace mdadmit::cli {
 
 const char* const usage = R"(usage:
@@ -17,6 +14,8 @@ const char* const usage = R"(usage:
                               (with the webhook's default --schema-check=decoder)
   mdadmit test [--output text|junit] DIR|FILE ...
                               run a suite of cases (docs/harness.md)
+  mdadmit render [--instance-types FILE] [--output text|json] FILE|DIR|- ...
+                              the mutation plan: candidate members and operator-owned flags
   mdadmit rules [--markdown]   every rule with its id, severity and meaning
 common options:
       --rules-data FILE       rule data replacing the built-in rules.json
@@ -104,33 +103,6 @@ rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_de
                                          ? rules::StructureCheck::full
                                          : rules::StructureCheck::decoder_only;
     return rules::Engine::create(std::move(data), engine_options);
-}
-
-rules::Result<std::vector<std::string>> expand_inputs(const std::vector<std::string>& inputs) {
-    namespace fs = std::filesystem;
-    std::vector<std::string> out;
-    for (const auto& input : inputs) {
-        std::error_code ec;
-        if (input == "-" || !fs::is_directory(input, ec)) {
-            out.push_back(input);
-            continue;
-        }
-        std::vector<std::string> found;
-        for (auto it = fs::recursive_directory_iterator(input, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            const std::string extension = it->path().extension().string();
-            if (it->is_regular_file() &&
-                (extension == ".yaml" || extension == ".yml" || extension == ".json")) {
-                found.push_back(it->path().string());
-            }
-        }
-        if (ec) {
-            return rules::Error{input + ": " + ec.message()};
-        }
-        std::sort(found.begin(), found.end());
-        out.insert(out.end(), found.begin(), found.end());
-    }
-    return out;
 }
 
 }  // namespace mdadmit::cli

@@ -37,7 +37,4 @@ extern const char* const usage;
 // structural check of --schema-check, else `full_by_default`.
 rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_default = true);
 
-// Expands files, directories (their *.yaml, *.yml and *.json, recursively, sorted) and "-".
-rules::Result<std::vector<std::string>> expand_inputs(const std::vector<std::string>& inputs);
-
 }  // namespace mdadmit::cli

@@ -17,22 +17,12 @@ int run_test(const Options& options) {
         std::cerr << "mdadmit: " << engine.error().message << "\n";
         return exit_usage;
     }
-    auto files = expand_inputs(options.inputs);
-    if (!files) {
-        std::cerr << "mdadmit: " << files.error().message << "\n";
+    auto read = inputs::read_inputs(options.inputs);
+    if (!read) {
+        std::cerr << "mdadmit: " << read.error().message << "\n";
         return exit_usage;
     }
-    std::vector<inputs::Document> documents;
-    for (const auto& path : files.value()) {
-        auto read = inputs::read_documents(path);
-        if (!read) {
-            std::cerr << "mdadmit: " << read.error().message << "\n";
-            return exit_usage;
-        }
-        for (auto& document : read.value()) {
-            documents.push_back(std::move(document));
-        }
-    }
+    const std::vector<inputs::Document>& documents = read.value();
     // InstanceType documents anywhere in the suite are the suite's cluster.
     rules::InstanceTypes suite_types;
     inputs::collect_instance_types(documents, suite_types);

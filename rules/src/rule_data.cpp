@@ -184,6 +184,92 @@ ReservedPorts parse_reserved(const json::value& value, const FieldPath& path) {
     return entry;
 }
 
+ServingMode parse_mode(std::string_view name, const FieldPath& path) {
+    for (ServingMode mode :
+         {ServingMode::internal_server, ServingMode::external_dp, ServingMode::elastic_ep,
+          ServingMode::prefill, ServingMode::decode, ServingMode::encode}) {
+        if (name == to_string(mode)) {
+            return mode;
+        }
+    }
+    throw DataError{path.text(), "unknown serving mode \"" + std::string(name) + "\""};
+}
+
+std::map<ServingMode, CandidateRule> parse_candidates(const json::value& value,
+                                                      const FieldPath& path) {
+    std::map<ServingMode, CandidateRule> out;
+    for (const auto& [key, item] : R::object(value, path)) {
+        const FieldPath item_path = path.member(key);
+        const std::string rule = R::string(item, item_path);
+        CandidateRule parsed = CandidateRule::none;
+        if (rule == "first-member") {
+            parsed = CandidateRule::first_member;
+        } else if (rule == "every-member") {
+            parsed = CandidateRule::every_member;
+        } else if (rule != "none") {
+            throw DataError{item_path.text(), "expected none, first-member or every-member"};
+        }
+        out[parse_mode(key, item_path)] = parsed;
+    }
+    if (out.size() != 6) {
+        throw DataError{path.text(), "every serving mode needs a candidate rule"};
+    }
+    return out;
+}
+
+RenderedFlag parse_rendered(const json::value& value, const FieldPath& path) {
+    const json::object& object = R::object(value, path);
+    RenderedFlag out;
+    const std::string target = R::string(R::field(object, "target", path), path.member("target"));
+    if (target == "router") {
+        out.target = FlagTarget::router;
+    } else if (target == "engine") {
+        out.target = FlagTarget::engine;
+    } else if (target == "routing-sidecar") {
+        out.target = FlagTarget::routing_sidecar;
+    } else {
+        throw DataError{path.member("target").text(), "expected router, engine or routing-sidecar"};
+    }
+    if (const auto* router = object.if_contains("router")) {
+        out.router = R::string(*router, path.member("router"));
+    }
+    if (const auto* engine = object.if_contains("engine")) {
+        out.engine = parse_engine(*engine, path.member("engine"));
+    }
+    if (const auto* kind = object.if_contains("kind")) {
+        out.kind = parse_kind(*kind, path.member("kind"));
+    }
+    const std::string when = R::string(R::field(object, "when", path), path.member("when"));
+    if (when == "encode-role") {
+        out.when = RenderWhen::encode_role;
+    } else if (when == "attention-dp-without-pd-pair") {
+        out.when = RenderWhen::attention_dp_without_pd_pair;
+    } else {
+        throw DataError{path.member("when").text(),
+                        "expected encode-role or attention-dp-without-pd-pair"};
+    }
+    out.flag = R::string(R::field(object, "flag", path), path.member("flag"));
+    if (const auto* fixed = object.if_contains("value")) {
+        out.value = R::string(*fixed, path.member("value"));
+    }
+    if (const auto* by_platform = object.if_contains("valueByPlatform")) {
+        const FieldPath by_path = path.member("valueByPlatform");
+        for (const auto& [platform, item] : R::object(*by_platform, by_path)) {
+            out.value_by_platform[parse_platform(json::string(platform),
+                                                 by_path.member(platform))] =
+                R::string(item, by_path.member(platform));
+        }
+    }
+    if (const auto* separate = object.if_contains("separateValue")) {
+        if (!separate->is_bool()) {
+            throw DataError{path.member("separateValue").text(), "expected true or false"};
+        }
+        out.separate_value = separate->get_bool();
+    }
+    out.reason = R::string(R::field(object, "reason", path), path.member("reason"));
+    return out;
+}
+
 void check_consistency(const RuleData& data) {
     std::set<std::string> ids;
     for (std::size_t i = 0; i < data.rules.size(); ++i) {
@@ -207,6 +293,12 @@ void check_consistency(const RuleData& data) {
     for (std::size_t i = 0; i < data.encode_matrix.size(); ++i) {
         known_router(data.encode_matrix[i].router,
                      "encodeMatrix[" + std::to_string(i) + "].router");
+    }
+    for (std::size_t i = 0; i < data.rendered_flags.size(); ++i) {
+        if (data.rendered_flags[i].router) {
+            known_router(*data.rendered_flags[i].router,
+                         "renderedFlags[" + std::to_string(i) + "].router");
+        }
     }
     for (std::size_t i = 0; i < data.reserved_ports.size(); ++i) {
         if (data.reserved_ports[i].router) {
@@ -264,6 +356,10 @@ RuleData parse(const json::value& root_value) {
     data.dp_aware_minimum_tag =
         R::string(R::field(image, "minimumTag", image_path), image_path.member("minimumTag"));
     data.ssl_flags = R::strings(R::field(root_object, "sslFlags", root), root.member("sslFlags"));
+    data.candidates =
+        parse_candidates(R::field(root_object, "candidates", root), root.member("candidates"));
+    data.rendered_flags = R::each<RenderedFlag>(R::field(root_object, "renderedFlags", root),
+                                                root.member("renderedFlags"), parse_rendered);
     check_consistency(data);
     return data;
 }

@@ -2,7 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/limits.hpp"
+#include "mdadmit/rules/plan.hpp"
 #include "review_response.hpp"
 
 namespace mdadmit::server {
@@ -52,14 +54,17 @@ AdmissionOutcome http_error(int status, std::string_view reason, std::string mes
 
 AdmissionHandler::AdmissionHandler(Judge judge,
                                    std::shared_ptr<const rules::InstanceTypes> instance_types,
-                                   Metrics& metrics)
-    : judge_(std::move(judge)), instance_types_(std::move(instance_types)), metrics_(metrics) {}
+                                   Metrics& metrics, MutationSetup mutation)
+    : judge_(std::move(judge)),
+      instance_types_(std::move(instance_types)),
+      metrics_(metrics),
+      mutation_(std::move(mutation)) {}
 
 AdmissionHandler::AdmissionHandler(const rules::Engine& engine,
                                    std::shared_ptr<const rules::InstanceTypes> instance_types,
-                                   Metrics& metrics)
+                                   Metrics& metrics, MutationSetup mutation)
     : AdmissionHandler([&engine](const rules::Review& review) { return engine.evaluate(review); },
-                       std::move(instance_types), metrics) {}
+                       std::move(instance_types), metrics, std::move(mutation)) {}
 
 AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view body,
                                           Clock::time_point deadline) const {
@@ -105,11 +110,20 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
     out.dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->get_bool();
 
     const rules::Operation operation = operation_of(out.operation);
-    const bool judged = path == AdmissionPath::validate && text_at(kind, "group") == judged_group &&
-                        out.kind == judged_kind;
+    if (path == AdmissionPath::mutate) {
+        if (text_at(kind, "group").empty() && out.kind == "Pod" &&
+            operation == rules::Operation::create) {
+            mutate_pod(envelope, *request, out);
+        } else {
+            out.verdict = "allowed";
+            out.body = allowed_review(envelope);
+        }
+        return out;
+    }
+    const bool judged = text_at(kind, "group") == judged_group && out.kind == judged_kind;
     if (!judged || operation == rules::Operation::remove ||
         operation == rules::Operation::connect) {
-        if (path == AdmissionPath::validate && !judged) {
+        if (!judged) {
             metrics_.count_unjudged_kind(text_at(kind, "group") + "/" + out.kind);
         }
         out.verdict = "allowed";
@@ -143,6 +157,45 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
                                  std::string("internal error while judging: ") + e.what());
     }
     return out;
+}
+
+void AdmissionHandler::mutate_pod(const ReviewEnvelope& envelope, const json::object& request,
+                                  AdmissionOutcome& out) const {
+    static const json::value absent;
+    const json::value* pod = request.if_contains("object");
+    const auto identity = rules::identify_pod(pod != nullptr ? *pod : absent);
+    if (!identity) {
+        // Not a ModelDeployment Pod: the objectSelector should not have sent it.
+        out.verdict = "allowed";
+        out.body = allowed_review(envelope);
+        return;
+    }
+    const std::string key = out.namespace_name + "/" + identity->deployment;
+    const auto deployment =
+        mutation_.cluster != nullptr && mutation_.data != nullptr
+            ? mutation_.cluster->model_deployment(out.namespace_name, identity->deployment)
+            : std::nullopt;
+    metrics_.count_lookup(deployment ? "found" : "missing");
+    if (!deployment) {
+        const std::string message =
+            "ModelDeployment " + key + " could not be read; Pod admitted unchanged";
+        if (mutation_.deny_when_unreadable) {
+            out.verdict = "error";
+            out.body = failed_review(envelope, 503, "ServiceUnavailable",
+                                     "ModelDeployment " + key + " could not be read");
+        } else {
+            out.verdict = "allowed";
+            out.body = allowed_review(envelope, {"mdadmit: " + message});
+        }
+        return;
+    }
+    const rules::Decoded decoded = rules::decode_model_deployment(*deployment);
+    const rules::Plan plan =
+        rules::plan_mutations(decoded.model, *mutation_.data, instance_types_.get());
+    const json::array patch = rules::pod_patch(*pod, *identity, plan, mutation_.containers);
+    out.verdict = "allowed";
+    out.body =
+        patch.empty() ? allowed_review(envelope) : patch_review(envelope, json::serialize(patch));
 }
 
 }  // namespace mdadmit::server

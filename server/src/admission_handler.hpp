@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -7,8 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster_view.hpp"
 #include "mdadmit/rules/engine.hpp"
+#include "mdadmit/rules/pod_patch.hpp"
 #include "metrics.hpp"
+#include "review_response.hpp"
 
 namespace mdadmit::server {
 
@@ -32,6 +36,15 @@ struct AdmissionOutcome {
     std::vector<std::string> rule_ids;  // of every finding, in order
 };
 
+// What the mutating path needs: where ModelDeployments are read from, the rule data whose
+// plan it applies, the container names, and what to do when the object cannot be read.
+struct MutationSetup {
+    const ClusterView* cluster = nullptr;  // null: Pods are admitted unchanged, with a warning
+    const rules::RuleData* data = nullptr;
+    rules::ContainerNames containers;
+    bool deny_when_unreadable = false;  // default: admit unchanged with a warning
+};
+
 // Judges one decoded object; the rule engine's evaluate in the server.
 using Judge = std::function<rules::Evaluation(const rules::Review&)>;
 
@@ -40,19 +53,24 @@ using Judge = std::function<rules::Evaluation(const rules::Review&)>;
 class AdmissionHandler {
   public:
     AdmissionHandler(Judge judge, std::shared_ptr<const rules::InstanceTypes> instance_types,
-                     Metrics& metrics);
+                     Metrics& metrics, MutationSetup mutation = {});
     // Judges with `engine`, which must outlive the handler.
     AdmissionHandler(const rules::Engine& engine,
-                     std::shared_ptr<const rules::InstanceTypes> instance_types, Metrics& metrics);
+                     std::shared_ptr<const rules::InstanceTypes> instance_types, Metrics& metrics,
+                     MutationSetup mutation = {});
 
     // `deadline` is when the apiserver stops waiting; past it nothing is judged.
     AdmissionOutcome handle(AdmissionPath path, std::string_view body,
                             Clock::time_point deadline) const;
 
   private:
+    void mutate_pod(const ReviewEnvelope& envelope, const boost::json::object& request,
+                    AdmissionOutcome& out) const;
+
     Judge judge_;
     std::shared_ptr<const rules::InstanceTypes> instance_types_;
     Metrics& metrics_;
+    MutationSetup mutation_;
 };
 
 }  // namespace mdadmit::server

@@ -42,6 +42,11 @@ struct Config {
     std::chrono::milliseconds cert_poll_interval{10'000};
     std::string rules_data_file;      // empty: the data built into the binary
     std::string instance_types_file;  // YAML/JSON InstanceTypes; empty: platforms unknown
+    std::string cluster_files;        // ModelDeployment manifests the mutating path reads
+    bool deny_unreadable_mutations = false;
+    std::string router_container;  // empty: the router Pod's first container
+    std::string engine_container = "engine";
+    std::string sidecar_container = "routing-sidecar";
     bool full_schema_check = false;
     rules::Severity encode_platform_unknown = rules::Severity::warn;
     std::string log_level = "info";

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     server::Readiness readiness;
     readiness.rules_loaded = true;
     const server::AdmissionHandler admission(*setup.value().engine, setup.value().instance_types,
-                                             metrics);
+                                             metrics, setup.value().mutation(config));
     const server::Routes routes(admission, readiness, metrics,
                                 {config.max_body_bytes, std::chrono::milliseconds(10'000)});
     server::Server webhook(config, routes, readiness, metrics, log);

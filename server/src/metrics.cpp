@@ -86,6 +86,12 @@ void Metrics::count_unjudged_kind(std::string_view kind) {
     ++unjudged_[std::move(key)];
 }
 
+void Metrics::count_lookup(std::string_view result) {
+    std::string key = "result=\"" + escape_label(result) + "\"";
+    const std::lock_guard lock(mutex_);
+    ++lookups_[std::move(key)];
+}
+
 void Metrics::count_certificate_reload(bool ok) {
     (ok ? certificate_reloads_ : certificate_reload_errors_)
         .fetch_add(1, std::memory_order_relaxed);
@@ -123,6 +129,11 @@ std::string Metrics::exposition() const {
            "Admission requests for a kind this webhook does not judge (allowed unchanged).");
     for (const auto& [labels, count] : unjudged_) {
         sample(out, "mdadmit_unjudged_kind_total", labels, std::to_string(count));
+    }
+    family(out, "mdadmit_cluster_lookups_total", "counter",
+           "ModelDeployments read for the mutating path, by result (found, missing).");
+    for (const auto& [labels, count] : lookups_) {
+        sample(out, "mdadmit_cluster_lookups_total", labels, std::to_string(count));
     }
     const auto scalar = [&](std::string_view name, std::string_view type, std::string_view help,
                             auto value) {

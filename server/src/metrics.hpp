@@ -32,6 +32,8 @@ class Metrics {
     void observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency);
     void count_finding(std::string_view rule, std::string_view severity);
     void count_unjudged_kind(std::string_view kind);
+    // A ModelDeployment read for the mutating path: found or missing.
+    void count_lookup(std::string_view result);
     void count_panic() { panics_.fetch_add(1, std::memory_order_relaxed); }
     void count_tls_handshake_failure() {
         tls_handshake_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -61,6 +63,7 @@ class Metrics {
     std::map<std::string, Histogram> latency_;       // path -> histogram
     std::map<std::string, std::uint64_t> findings_;  // label set -> count
     std::map<std::string, std::uint64_t> unjudged_;  // kind -> count
+    std::map<std::string, std::uint64_t> lookups_;   // result -> count
     std::atomic<std::uint64_t> panics_{0};
     std::atomic<std::uint64_t> tls_handshake_failures_{0};
     std::atomic<std::uint64_t> connections_rejected_{0};

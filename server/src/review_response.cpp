@@ -45,7 +45,32 @@ std::string review(const ReviewEnvelope& envelope, json::object response) {
                                         {"response", std::move(response)}});
 }
 
+std::string base64(std::string_view bytes) {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::size_t left = bytes.size() - i;
+        const unsigned value = static_cast<unsigned char>(bytes[i]) << 16 |
+                               (left > 1 ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0) |
+                               (left > 2 ? static_cast<unsigned char>(bytes[i + 2]) : 0);
+        out += alphabet[value >> 18 & 63];
+        out += alphabet[value >> 12 & 63];
+        out += left > 1 ? alphabet[value >> 6 & 63] : '=';
+        out += left > 2 ? alphabet[value & 63] : '=';
+    }
+    return out;
+}
+
 }  // namespace
+
+std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_patch) {
+    json::object response = response_head(envelope, true);
+    response["patchType"] = "JSONPatch";
+    response["patch"] = base64(json_patch);
+    return review(envelope, std::move(response));
+}
 
 std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
     std::vector<std::string> out;

@@ -30,6 +30,9 @@ std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity&
 std::string allowed_review(const ReviewEnvelope& envelope,
                            const std::vector<std::string>& warnings = {});
 
+// allowed: true with a JSON Patch (patchType JSONPatch, the patch base64-encoded).
+std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_patch);
+
 // allowed: false with the given code and message (500 for an internal error, 504 when the
 // apiserver's deadline passed before judging).
 std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,

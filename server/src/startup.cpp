@@ -29,8 +29,23 @@ rules::Result<JudgingSetup> load_judging_setup(const Config& config) {
         }
         inputs::collect_instance_types(documents.value(), *types);
     }
+    std::unique_ptr<ClusterView> cluster;
+    if (!config.cluster_files.empty()) {
+        auto view = FileClusterView::load(config.cluster_files);
+        if (!view) {
+            return view.error();
+        }
+        cluster = std::make_unique<FileClusterView>(std::move(view).value());
+    }
     return JudgingSetup{std::make_unique<rules::Engine>(std::move(engine).value()),
-                        std::move(types)};
+                        std::move(types), std::move(cluster)};
+}
+
+MutationSetup JudgingSetup::mutation(const Config& config) const {
+    return MutationSetup{cluster.get(), &engine->data(),
+                         rules::ContainerNames{config.router_container, config.engine_container,
+                                               config.sidecar_container},
+                         config.deny_unreadable_mutations};
 }
 
 }  // namespace mdadmit::server

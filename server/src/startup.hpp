@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "admission_handler.hpp"
+#include "cluster_view.hpp"
 #include "config.hpp"
 #include "mdadmit/rules/engine.hpp"
 
@@ -9,10 +11,15 @@ namespace mdadmit::server {
 
 // What the server judges with, loaded once at start-up from its settings: the rule engine
 // (built-in or --rules-data, with --schema-check and --encode-platform-unknown) and the
-// InstanceTypes of --instance-types. An Error names the file and the problem.
+// InstanceTypes of --instance-types, and the ModelDeployments of --cluster-files. An Error names
+// the file and the problem.
 struct JudgingSetup {
     std::unique_ptr<rules::Engine> engine;
     std::shared_ptr<const rules::InstanceTypes> instance_types;
+    std::unique_ptr<ClusterView> cluster;  // from --cluster-files; null when not given
+
+    // The mutating path's setup for these settings; valid while this object lives.
+    MutationSetup mutation(const Config& config) const;
 };
 
 rules::Result<JudgingSetup> load_judging_setup(const Config& config);

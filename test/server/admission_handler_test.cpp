@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <boost/json.hpp>
+#include <fstream>
 
 namespace mdadmit::test {
 namespace {
@@ -127,11 +130,117 @@ TEST_F(AdmissionHandlerTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
               std::string::npos);
 }
 
-TEST_F(AdmissionHandlerTest, MutateAllowsWithoutAPatchForNow) {
+TEST_F(AdmissionHandlerTest, MutateAllowsOtherKindsWithoutAPatch) {
     const auto outcome = handle(review(denied_object), AdmissionPath::mutate);
     const json::value response = response_of(outcome).at("response");
     EXPECT_EQ(response.at("allowed"), true);
     EXPECT_FALSE(response.as_object().contains("patch"));
+}
+
+std::string pod_review(std::string_view role, int member) {
+    const json::value pod = json::parse(R"({"metadata": {"namespace": "ns", "labels": {
+        "app.kubernetes.io/name": "model-deployment", "app.kubernetes.io/instance": "chat",
+        "app.kubernetes.io/component": ")" +
+                                        std::string(role) + R"(",
+        "modeldeployment.gpustack.ai/member-index": ")" +
+                                        std::to_string(member) + R"("}},
+        "spec": {"containers": [{"name": "engine", "args": ["serve"]}]}})");
+    return json::serialize(json::object{
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"request",
+         json::object{{"uid", "pod-1"},
+                      {"kind", json::object{{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                      {"operation", "CREATE"},
+                      {"namespace", "ns"},
+                      {"object", pod}}}});
+}
+
+std::string decoded_patch(const json::value& response) {
+    static constexpr std::string_view alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const std::string encoded(response.at("patch").as_string());
+    std::string out;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (const char c : encoded) {
+        if (c == '=') {
+            break;
+        }
+        buffer = buffer << 6 | static_cast<unsigned>(alphabet.find(c));
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>(buffer >> bits & 0xff);
+        }
+    }
+    return out;
+}
+
+class MutationTest : public testing::Test {
+  protected:
+    void SetUp() override {
+        const std::string path =
+            testing::TempDir() + "/cluster-" + std::to_string(::getpid()) + ".yaml";
+        std::ofstream(path) << R"(kind: ModelDeployment
+metadata: {name: chat, namespace: ns}
+spec:
+  model: {name: m}
+  engine: {name: SGLang}
+  router: {name: sglang-gateway}
+  roles:
+  - {name: enc, kind: Encode}
+  - {name: prefill, kind: Prefill, size: 2}
+  - {name: decode, kind: Decode}
+)";
+        cluster =
+            std::make_unique<server::FileClusterView>(server::FileClusterView::load(path).value());
+    }
+    server::AdmissionOutcome mutate(const std::string& body, bool deny_when_unreadable = false) {
+        const server::AdmissionHandler handler(
+            engine, nullptr, metrics, {cluster.get(), &engine.data(), {}, deny_when_unreadable});
+        return handler.handle(AdmissionPath::mutate, body, Clock::now() + std::chrono::seconds(10));
+    }
+
+    rules::Engine engine = rules::Engine::with_embedded_data();
+    server::Metrics metrics;
+    std::unique_ptr<server::FileClusterView> cluster;
+};
+
+TEST_F(MutationTest, AnEnginePodGetsItsLabelAndFlagsAsABase64JsonPatch) {
+    const json::value response = json::parse(mutate(pod_review("prefill", 0)).body).at("response");
+    EXPECT_EQ(response.at("uid"), "pod-1");
+    EXPECT_EQ(response.at("allowed"), true);
+    EXPECT_EQ(response.at("patchType"), "JSONPatch");
+    EXPECT_EQ(json::parse(decoded_patch(response)), json::parse(R"([
+        {"op": "add", "path": "/metadata/labels/modeldeployment.gpustack.ai~1router-candidate", "value": "true"},
+        {"op": "add", "path": "/spec/containers/0/args/-", "value": "--encoder-urls"},
+        {"op": "add", "path": "/spec/containers/0/args/-", "value": "http://chat-enc.ns.svc:8000"}])"));
+    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"found\"} 1"),
+              std::string::npos);
+}
+
+TEST_F(MutationTest, NothingToChangeMeansNoPatch) {
+    const json::value response = json::parse(mutate(pod_review("enc", 0)).body).at("response");
+    EXPECT_EQ(response.at("allowed"), true);
+    EXPECT_FALSE(response.as_object().contains("patch"));
+    EXPECT_FALSE(response.as_object().contains("patchType"));
+}
+
+TEST_F(MutationTest, AnUnreadableModelDeploymentFollowsTheFailureMode) {
+    std::string other = pod_review("prefill", 0);
+    other.replace(other.find("\"chat\""), 6, "\"gone\"");
+    const json::value admitted = json::parse(mutate(other).body).at("response");
+    EXPECT_EQ(admitted.at("allowed"), true);
+    EXPECT_EQ(
+        admitted.at("warnings"),
+        json::parse(
+            R"(["mdadmit: ModelDeployment ns/gone could not be read; Pod admitted unchanged"])"));
+    const json::value denied = json::parse(mutate(other, true).body).at("response");
+    EXPECT_EQ(denied.at("allowed"), false);
+    EXPECT_EQ(denied.at("status").at("code"), 503);
+    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"missing\"} 2"),
+              std::string::npos);
 }
 
 TEST_F(AdmissionHandlerTest, MalformedReviewsAreHttp400WithAStatusBody) {

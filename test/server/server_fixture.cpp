@@ -56,8 +56,8 @@ ServerFixture::ServerFixture(const std::function<void(server::Config&)>& adjust)
     }
     judging_ = std::move(judging).value();
     readiness_.rules_loaded = true;
-    admission_ = std::make_unique<server::AdmissionHandler>(*judging_.engine,
-                                                            judging_.instance_types, metrics_);
+    admission_ = std::make_unique<server::AdmissionHandler>(
+        *judging_.engine, judging_.instance_types, metrics_, judging_.mutation(config_));
     routes_ = std::make_unique<server::Routes>(
         *admission_, readiness_, metrics_,
         server::RouteOptions{config_.max_body_bytes, std::chrono::seconds(10)});

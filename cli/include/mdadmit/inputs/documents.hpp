@@ -25,6 +25,10 @@ rules::Result<std::vector<Document>> parse_documents(std::string_view text,
                                                      const std::string& source);
 rules::Result<std::vector<Document>> read_documents(const std::string& path);
 
+// Reads every file of `paths`: files, "-", and directories (their *.yaml, *.yml and *.json,
+// recursively, in name order).
+rules::Result<std::vector<Document>> read_inputs(const std::vector<std::string>& paths);
+
 std::string_view kind_of(const boost::json::value& document);
 
 // Adds the InstanceTypes among `documents` (name -> status.detail.manufacturer).

@@ -8,21 +8,9 @@
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
 #include "mdadmit/rules/rule_data.hpp"
+#include "mdadmit/rules/serving_mode.hpp"
 
 namespace mdadmit::rules {
-
-// The seed's table "Which Pods receive traffic".
-enum class ServingMode {
-    internal_server,
-    external_dp,
-    elastic_ep,
-    prefill,
-    decode,
-    encode,
-    unknown
-};
-
-std::string_view to_string(ServingMode mode);
 
 // Where a role's serving port came from, for messages.
 enum class PortSource { declared, flag, sidecar_default, engine_default };

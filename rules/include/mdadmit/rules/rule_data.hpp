@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
 #include "mdadmit/rules/result.hpp"
+#include "mdadmit/rules/serving_mode.hpp"
 
 namespace mdadmit::rules {
 
@@ -54,6 +56,33 @@ struct ReservedPorts {
     std::string reason;
 };
 
+// Which members of a replica a router may discover, per serving mode.
+enum class CandidateRule { none, first_member, every_member };
+
+// Which container of a Pod an operator-owned flag belongs in.
+enum class FlagTarget { router, engine, routing_sidecar };
+
+std::string_view to_string(FlagTarget target);
+
+// When the operator renders a flag.
+enum class RenderWhen { encode_role, attention_dp_without_pd_pair };
+
+// A flag the routing contract needs on a container. In values, "{encoder-url}" stands for the
+// Encode role's Service URL.
+struct RenderedFlag {
+    FlagTarget target = FlagTarget::engine;
+    std::optional<std::string> router;  // only under this router
+    std::optional<EngineKind> engine;   // only for this engine
+    std::optional<RoleKind> kind;       // only on roles of this kind
+    RenderWhen when = RenderWhen::encode_role;
+    std::string flag;
+    std::string value;  // "" for a flag without a value
+    std::map<Platform, std::string>
+        value_by_platform;        // instead of value: by the Encode role's platform
+    bool separate_value = false;  // `--flag value` rather than `--flag=value`
+    std::string reason;
+};
+
 struct RuleData {
     int version = 0;
     std::int64_t default_serving_port = 8000;
@@ -68,6 +97,8 @@ struct RuleData {
     std::string dp_aware_repository;
     std::string dp_aware_minimum_tag;
     std::vector<std::string> ssl_flags;
+    std::map<ServingMode, CandidateRule> candidates;
+    std::vector<RenderedFlag> rendered_flags;
 
     const RuleInfo* rule(std::string_view id) const;
     const RouterData* router(std::string_view name) const;

@@ -1,0 +1,44 @@
+#include "cluster_view.hpp"
+
+#include "mdadmit/inputs/documents.hpp"
+
+namespace mdadmit::server {
+
+namespace {
+
+std::string text_at(const boost::json::value& document, const char* pointer) {
+    boost::system::error_code ec;
+    const auto* value = document.find_pointer(pointer, ec);
+    return value != nullptr && value->is_string() ? std::string(value->get_string())
+                                                  : std::string();
+}
+
+}  // namespace
+
+rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
+    auto documents = inputs::read_inputs({path});
+    if (!documents) {
+        return documents.error();
+    }
+    FileClusterView view;
+    for (auto& document : documents.value()) {
+        if (inputs::kind_of(document.value) != "ModelDeployment") {
+            continue;
+        }
+        std::string key = text_at(document.value, "/metadata/namespace") + "/" +
+                          text_at(document.value, "/metadata/name");
+        view.deployments_[std::move(key)] = std::move(document.value);
+    }
+    return view;
+}
+
+std::optional<boost::json::value> FileClusterView::model_deployment(std::string_view namespace_name,
+                                                                    std::string_view name) const {
+    const auto it = deployments_.find(std::string(namespace_name) + "/" + std::string(name));
+    if (it == deployments_.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+}  // namespace mdadmit::server
