@@ -1,6 +1,7 @@
 #include "mdadmit/inputs/test_case.hpp"
 
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 
 namespace mdadmit::inputs {
 
@@ -72,6 +73,8 @@ TestCase parse_case(const Document& document) {
         } else if (key == "old") {
             out.old_object = value;
             out.operation = rules::Operation::update;
+        } else if (key == "pod") {
+            out.pod = value;
         } else if (key == "operation") {
             const std::string operation = text(value, "operation");
             if (operation != "CREATE" && operation != "UPDATE") {
@@ -113,6 +116,12 @@ TestCase parse_case(const Document& document) {
                         out.findings.push_back(
                             parse_finding(items[i], "expect.findings[" + std::to_string(i) + "]"));
                     }
+                } else if (expect_key == "patch") {
+                    if (!expect_value.is_array()) {
+                        throw CaseError{"expect.patch",
+                                        "expected a JSON Patch: a list of operations"};
+                    }
+                    out.expected_patch = expect_value.get_array();
                 } else if (expect_key == "exact") {
                     if (!expect_value.is_bool()) {
                         throw CaseError{"expect.exact", "expected true or false"};
@@ -123,7 +132,7 @@ TestCase parse_case(const Document& document) {
                                     "unknown field (verdict, findings, exact)"};
                 }
             }
-            if (!has_verdict) {
+            if (!has_verdict && !out.pod) {
                 throw CaseError{"expect.verdict", "required: admitted or denied"};
             }
         } else {
@@ -184,6 +193,30 @@ rules::Result<std::vector<TestCase>> parse_cases(const std::vector<Document>& do
                                 " (document " + std::to_string(document.index) + "): " + e.field +
                                 ": " + e.problem};
         }
+    }
+    return out;
+}
+
+CaseOutcome compare_patch(const TestCase& test_case, const json::array& patch) {
+    CaseOutcome out;
+    if (patch == test_case.expected_patch) {
+        return out;
+    }
+    out.passed = false;
+    out.reason = "the patch differs from the one expected";
+    for (const auto& operation : test_case.expected_patch) {
+        if (std::find(patch.begin(), patch.end(), operation) == patch.end()) {
+            out.diff += "- " + json::serialize(operation) + "\n";
+        }
+    }
+    for (const auto& operation : patch) {
+        if (std::find(test_case.expected_patch.begin(), test_case.expected_patch.end(),
+                      operation) == test_case.expected_patch.end()) {
+            out.diff += "+ " + json::serialize(operation) + "\n";
+        }
+    }
+    if (out.diff.empty()) {
+        out.diff = "  the same operations in another order\n";
     }
     return out;
 }

@@ -4,8 +4,26 @@
 #include "commands.hpp"
 #include "mdadmit/inputs/junit.hpp"
 #include "mdadmit/inputs/test_case.hpp"
+#include "mdadmit/rules/decode.hpp"
+#include "mdadmit/rules/pod_patch.hpp"
 
 namespace mdadmit::cli {
+
+namespace {
+
+// A mutation case: the patch the webhook would send for the case's Pod.
+inputs::CaseOutcome mutation_outcome(const inputs::TestCase& test_case, const rules::RuleData& data,
+                                     const rules::InstanceTypes& types) {
+    const auto identity = rules::identify_pod(*test_case.pod);
+    if (!identity) {
+        return {false, "the pod is not a ModelDeployment engine or router Pod (labels)", ""};
+    }
+    const auto decoded = rules::decode_model_deployment(test_case.object);
+    const auto plan = rules::plan_mutations(decoded.model, data, &types);
+    return inputs::compare_patch(test_case, rules::pod_patch(*test_case.pod, *identity, plan));
+}
+
+}  // namespace
 
 int run_test(const Options& options) {
     if (options.inputs.empty()) {
@@ -43,10 +61,12 @@ int run_test(const Options& options) {
         for (const auto& [name, manufacturer] : test_case.instance_types) {
             types[name] = manufacturer;
         }
-        const auto evaluation = engine.value().evaluate(
-            {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr, &types,
-             test_case.operation});
-        const auto outcome = inputs::compare(test_case, evaluation);
+        const rules::Review review{test_case.object,
+                                   test_case.old_object ? &*test_case.old_object : nullptr, &types,
+                                   test_case.operation};
+        const auto outcome = test_case.pod
+                                 ? mutation_outcome(test_case, engine.value().data(), types)
+                                 : inputs::compare(test_case, engine.value().evaluate(review));
         failed += outcome.passed ? 0 : 1;
         report.push_back(
             {test_case.source, test_case.name, outcome.passed ? "" : outcome.reason, outcome.diff});

@@ -3,10 +3,15 @@
 // must be identical.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <boost/json.hpp>
+
 #include <filesystem>
 
 #include "mdadmit/inputs/test_case.hpp"
+#include "mdadmit/rules/decode.hpp"
+#include "mdadmit/rules/plan.hpp"
+#include "mdadmit/rules/pod_patch.hpp"
 #include "review_response.hpp"
 #include "server_fixture.hpp"
 
@@ -112,6 +117,9 @@ void expect_identical(bool full_schema_check) {
         const auto& test_case = cases[i];
         ASSERT_TRUE(test_case.instance_types.empty())
             << test_case.label() << ": suite cases share instance-types.yaml";
+        if (test_case.pod) {
+            continue;  // a mutation case: compared through /mutate below
+        }
         const auto evaluation = harness.evaluate(
             {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr, &types,
              test_case.operation});
@@ -133,6 +141,56 @@ TEST(HarnessAndServer, AgreeOnEveryCaseWithTheFullSchemaCheck) {
 
 TEST(HarnessAndServer, AgreeOnEveryWellFormedCaseWithTheDefaultCheck) {
     expect_identical(false);
+}
+
+TEST(HarnessAndServer, SendTheSamePatchForEveryMutationCase) {
+    std::vector<inputs::TestCase> mutations;
+    for (auto& test_case : suite_cases()) {
+        if (test_case.pod) {
+            mutations.push_back(std::move(test_case));
+        }
+    }
+    ASSERT_GE(mutations.size(), 5u);
+    // The cluster the server reads: every mutation case's ModelDeployment.
+    const std::string cluster =
+        testing::TempDir() + "/mdadmit-cluster-" + std::to_string(::getpid()) + ".yaml";
+    std::string manifests = "# the ModelDeployments of the mutation cases\n";
+    for (const auto& test_case : mutations) {
+        manifests += "---\n" + json::serialize(test_case.object) + "\n";
+    }
+    write_file(cluster, manifests);
+    ServerFixture fixture([&](server::Config& c) {
+        c.cluster_files = cluster;
+        c.instance_types_file = suite_instance_types;
+    });
+    rules::InstanceTypes types;
+    inputs::collect_instance_types(inputs::read_documents(suite_instance_types).value(), types);
+    const auto data = rules::embedded_rule_data();
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+    for (const auto& test_case : mutations) {
+        const std::string ns(test_case.object.at("metadata").at("namespace").as_string());
+        const std::string review = json::serialize(
+            json::object{{"apiVersion", "admission.k8s.io/v1"},
+                         {"kind", "AdmissionReview"},
+                         {"request",
+                          {{"uid", "pod"},
+                           {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                           {"operation", "CREATE"},
+                           {"namespace", ns},
+                           {"object", *test_case.pod}}}});
+        const auto response = client.request("POST", "/mutate?timeout=2s", review);
+        ASSERT_EQ(response.status, 200) << test_case.label();
+        const auto plan = rules::plan_mutations(
+            rules::decode_model_deployment(test_case.object).model, data, &types);
+        const auto patch =
+            rules::pod_patch(*test_case.pod, *rules::identify_pod(*test_case.pod), plan);
+        const server::ReviewEnvelope envelope{"admission.k8s.io/v1", "pod"};
+        EXPECT_EQ(response.body, patch.empty()
+                                     ? server::allowed_review(envelope)
+                                     : server::patch_review(envelope, json::serialize(patch)))
+            << test_case.label();
+    }
 }
 
 }  // namespace

@@ -32,6 +32,9 @@ struct TestCase {
     bool expect_allowed = true;
     std::vector<ExpectedFinding> findings;
     bool exact = true;  // no finding beyond those listed
+    // A mutation case: the Pod to patch and the exact JSON Patch expected (empty: none).
+    std::optional<boost::json::value> pod;
+    boost::json::array expected_patch;
 
     std::string label() const;  // file#document "name"
 };
@@ -47,6 +50,8 @@ struct CaseOutcome {
 };
 
 CaseOutcome compare(const TestCase& test_case, const rules::Evaluation& evaluation);
+// For a mutation case: the patch the webhook computed against the one expected.
+CaseOutcome compare_patch(const TestCase& test_case, const boost::json::array& patch);
 
 // "rule@path" for a finding, the form a case may use.
 std::string finding_key(const rules::Finding& finding);
