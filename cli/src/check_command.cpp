@@ -132,13 +132,8 @@ bool use_colour() {
 }
 
 int run_check(const Options& options) {
-    if (options.inputs.empty()) {
-        std::cerr << usage;
-        return exit_usage;
-    }
-    auto engine = make_engine(options);
+    auto engine = start_command(options);
     if (!engine) {
-        std::cerr << "mdadmit: " << engine.error().message << "\n";
         return exit_usage;
     }
     auto documents_read = inputs::read_inputs(options.inputs);
@@ -169,9 +164,9 @@ int run_check(const Options& options) {
         }
         const json::value* old = old_for(document.value, old_documents);
         judged.push_back({&document, object_name(document.value),
-                          engine.value().evaluate({document.value, old, &instance_types,
-                                                   old != nullptr ? rules::Operation::update
-                                                                  : rules::Operation::create})});
+                          engine->evaluate({document.value, old, &instance_types,
+                                            old != nullptr ? rules::Operation::update
+                                                           : rules::Operation::create})});
     }
     if (judged.empty()) {
         std::cerr << "mdadmit: no ModelDeployment found in the inputs\n";

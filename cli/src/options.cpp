@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <iostream>
+
 namespace mdadmit::cli {
 
 const char* const usage = R"(usage:
@@ -103,6 +105,19 @@ rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_de
                                          ? rules::StructureCheck::full
                                          : rules::StructureCheck::decoder_only;
     return rules::Engine::create(std::move(data), engine_options);
+}
+
+std::optional<rules::Engine> start_command(const Options& options, bool full_by_default) {
+    if (options.inputs.empty()) {
+        std::cerr << usage;
+        return std::nullopt;
+    }
+    auto engine = make_engine(options, full_by_default);
+    if (!engine) {
+        std::cerr << "mdadmit: " << engine.error().message << "\n";
+        return std::nullopt;
+    }
+    return std::move(engine).value();
 }
 
 }  // namespace mdadmit::cli

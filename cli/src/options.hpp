@@ -37,4 +37,8 @@ extern const char* const usage;
 // structural check of --schema-check, else `full_by_default`.
 rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_default = true);
 
+// What every command that reads inputs does first: usage when there are none, and the
+// engine; nullopt (the problem told on stderr) means exit with exit_usage.
+std::optional<rules::Engine> start_command(const Options& options, bool full_by_default = true);
+
 }  // namespace mdadmit::cli

@@ -26,13 +26,8 @@ inputs::CaseOutcome mutation_outcome(const inputs::TestCase& test_case, const ru
 }  // namespace
 
 int run_test(const Options& options) {
-    if (options.inputs.empty()) {
-        std::cerr << usage;
-        return exit_usage;
-    }
-    auto engine = make_engine(options);
+    auto engine = start_command(options);
     if (!engine) {
-        std::cerr << "mdadmit: " << engine.error().message << "\n";
         return exit_usage;
     }
     auto read = inputs::read_inputs(options.inputs);
@@ -64,9 +59,8 @@ int run_test(const Options& options) {
         const rules::Review review{test_case.object,
                                    test_case.old_object ? &*test_case.old_object : nullptr, &types,
                                    test_case.operation};
-        const auto outcome = test_case.pod
-                                 ? mutation_outcome(test_case, engine.value().data(), types)
-                                 : inputs::compare(test_case, engine.value().evaluate(review));
+        const auto outcome = test_case.pod ? mutation_outcome(test_case, engine->data(), types)
+                                           : inputs::compare(test_case, engine->evaluate(review));
         failed += outcome.passed ? 0 : 1;
         report.push_back(
             {test_case.source, test_case.name, outcome.passed ? "" : outcome.reason, outcome.diff});

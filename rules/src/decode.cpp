@@ -3,6 +3,7 @@
 #include <boost/json/value.hpp>
 
 #include "field_path.hpp"
+#include "json_kind.hpp"
 #include "mdadmit/rules/limits.hpp"
 
 namespace mdadmit::rules {
@@ -10,27 +11,6 @@ namespace mdadmit::rules {
 namespace {
 
 namespace json = boost::json;
-
-std::string_view kind_name(const json::value& value) {
-    switch (value.kind()) {
-        case json::kind::null:
-            return "null";
-        case json::kind::bool_:
-            return "a boolean";
-        case json::kind::int64:
-        case json::kind::uint64:
-            return "an integer";
-        case json::kind::double_:
-            return "a number";
-        case json::kind::string:
-            return "a string";
-        case json::kind::array:
-            return "an array";
-        case json::kind::object:
-            return "an object";
-    }
-    return "a value";
-}
 
 // Reads typed values out of untrusted JSON, leaving a wrong-typed value absent and noting
 // the problem with its field path.
@@ -111,8 +91,8 @@ class Reader {
 
   private:
     void mismatch(const json::value& value, const FieldPath& path, std::string_view expected) {
-        problem(path,
-                "expected " + std::string(expected) + ", got " + std::string(kind_name(value)));
+        problem(path, "expected " + std::string(expected) + ", got " +
+                          std::string(json_kind_name(value)));
     }
 
     std::vector<DecodeProblem>& problems_;
@@ -259,8 +239,8 @@ Decoded decode_model_deployment(const json::value& value) {
     Reader in(out.problems);
     const FieldPath root;
     if (!value.is_object()) {
-        in.problem(root,
-                   "a ModelDeployment must be a JSON object, got " + std::string(kind_name(value)));
+        in.problem(root, "a ModelDeployment must be a JSON object, got " +
+                             std::string(json_kind_name(value)));
         return out;
     }
     const json::object* object = &value.get_object();

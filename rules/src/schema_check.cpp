@@ -9,6 +9,7 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include "json_kind.hpp"
 #include "mdadmit/rules/json_input.hpp"
 
 namespace mdadmit::rules {
@@ -37,27 +38,6 @@ std::string render(const std::vector<Segment>& segments) {
         }
     }
     return out;
-}
-
-std::string describe(const json::value& value) {
-    switch (value.kind()) {
-        case json::kind::null:
-            return "null";
-        case json::kind::bool_:
-            return "a boolean";
-        case json::kind::int64:
-        case json::kind::uint64:
-            return "an integer";
-        case json::kind::double_:
-            return "a number";
-        case json::kind::string:
-            return "a string";
-        case json::kind::array:
-            return "an array";
-        case json::kind::object:
-            return "an object";
-    }
-    return "a value";
 }
 
 std::string quoted(const json::value& value) {
@@ -144,7 +124,8 @@ DecodeProblem word(const valijson::ValidationResults::Error& error, const json::
         message = "required field is missing";
     } else if (text.find("'type' constraint") != std::string::npos) {
         message = "expected " + schema_text(at.schema, "type") + ", got " +
-                  (at.value != nullptr ? describe(*at.value) : std::string("another type"));
+                  (at.value != nullptr ? std::string(json_kind_name(*at.value))
+                                       : std::string("another type"));
     } else if (text.find("enum") != std::string::npos) {
         message =
             "unsupported value " + actual + "; expected one of: " + schema_text(at.schema, "enum");

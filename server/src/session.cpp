@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -100,6 +101,23 @@ asio::awaitable<void> write_and_close(Stream& stream, beast::tcp_stream& tcp,
     env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
 }
 
+// After refusing a body mid-upload, reads and discards what the client is still sending, for
+// a bounded time and amount, so that closing does not reset the connection before the
+// client has read the refusal (a lingering close).
+template <typename Stream>
+asio::awaitable<void> discard_unread_body(Stream& stream, beast::tcp_stream& tcp) {
+    constexpr std::size_t most = 16 * 1024 * 1024;
+    std::array<char, 16 * 1024> sink;
+    tcp.expires_after(std::chrono::seconds(2));
+    for (std::size_t drained = 0; drained < most;) {
+        auto [ec, bytes] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
+        if (ec) {
+            co_return;
+        }
+        drained += bytes;
+    }
+}
+
 // The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
 template <typename Stream>
 asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, SessionEnvironment& env,
@@ -184,6 +202,9 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
             env.log.write(
                 LogLevel::debug, "request refused",
                 {{"target", request.target()}, {"code", std::to_string(response.status)}});
+        }
+        if (over_limit && !write_ec) {
+            co_await discard_unread_body(stream, tcp);
         }
         if (write_ec || !keep_alive) {
             co_return;

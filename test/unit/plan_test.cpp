@@ -12,15 +12,6 @@ namespace {
 
 using rules::FlagTarget;
 
-rules::Plan plan_of(const std::string& yaml) {
-    auto documents = inputs::parse_documents(yaml, "t").value();
-    rules::InstanceTypes types;
-    inputs::collect_instance_types(documents, types);
-    const auto decoded = rules::decode_model_deployment(documents.back().value);
-    static const auto data = rules::embedded_rule_data();
-    return rules::plan_mutations(decoded.model, data, &types);
-}
-
 std::string md(std::string_view engine, std::string_view router, std::string_view roles) {
     std::string yaml = deployment(engine, router, roles);
     yaml.replace(yaml.find("{name: md, namespace: ns}"), 25, "{name: chat, namespace: team-a}");

@@ -15,15 +15,6 @@ namespace {
 
 namespace json = boost::json;
 
-rules::Plan plan_of(const std::string& yaml) {
-    auto documents = inputs::parse_documents(yaml, "t").value();
-    rules::InstanceTypes types;
-    inputs::collect_instance_types(documents, types);
-    const auto decoded = rules::decode_model_deployment(documents.back().value);
-    static const auto data = rules::embedded_rule_data();
-    return rules::plan_mutations(decoded.model, data, &types);
-}
-
 // Applies the patch with nlohmann_json, not with anything of ours.
 json::value apply(const json::value& pod, const json::array& patch) {
     const auto result = nlohmann::json::parse(json::serialize(pod))

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "mdadmit/inputs/documents.hpp"
+#include "mdadmit/rules/decode.hpp"
 
 namespace mdadmit::test {
 
@@ -65,6 +66,15 @@ std::string deployment(std::string_view engine, std::string_view router, std::st
     out += "  roles: " + std::string(roles) + "\n";
     out += extra;
     return out;
+}
+
+rules::Plan plan_of(const std::string& yaml) {
+    auto documents = inputs::parse_documents(yaml, "test").value();
+    rules::InstanceTypes types;
+    inputs::collect_instance_types(documents, types);
+    const auto decoded = rules::decode_model_deployment(documents.back().value);
+    static const auto data = rules::embedded_rule_data();
+    return rules::plan_mutations(decoded.model, data, &types);
 }
 
 std::string instance_type(std::string_view name, std::string_view manufacturer) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mdadmit/rules/engine.hpp"
+#include "mdadmit/rules/plan.hpp"
 
 namespace mdadmit::test {
 
@@ -26,6 +27,9 @@ namespace mdadmit::test {
 // out); `extra` is appended under spec (indented by the caller, two spaces).
 std::string deployment(std::string_view engine, std::string_view router, std::string_view roles,
                        std::string_view extra = "");
+
+// The mutation plan of the ModelDeployment in `yaml` (InstanceType documents beside it count).
+rules::Plan plan_of(const std::string& yaml);
 
 // An InstanceType document to prepend, with its manufacturer.
 std::string instance_type(std::string_view name, std::string_view manufacturer);
