@@ -31,17 +31,19 @@ int run_review(const Options& options) {
         }
         body << in.rdbuf();
     }
-    auto instance_types = std::make_shared<rules::InstanceTypes>();
+    rules::InstanceTypes instance_types;
     for (const auto& path : options.instance_type_files) {
         auto documents = inputs::read_documents(path);
         if (!documents) {
             std::cerr << "mdadmit: " << documents.error().message << "\n";
             return exit_usage;
         }
-        inputs::collect_instance_types(documents.value(), *instance_types);
+        inputs::collect_instance_types(documents.value(), instance_types);
     }
     server::Metrics unused_metrics;
-    const server::AdmissionHandler handler(engine.value(), instance_types, unused_metrics);
+    const server::AdmissionHandler handler(
+        engine.value(), std::make_shared<server::InstanceTypeStore>(std::move(instance_types)),
+        unused_metrics);
     const auto outcome = handler.handle(server::AdmissionPath::validate, body.str(),
                                         server::Clock::now() + std::chrono::hours(1));
     std::cout << outcome.body << "\n";

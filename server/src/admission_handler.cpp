@@ -53,7 +53,7 @@ AdmissionOutcome http_error(int status, std::string_view reason, std::string mes
 }  // namespace
 
 AdmissionHandler::AdmissionHandler(Judge judge,
-                                   std::shared_ptr<const rules::InstanceTypes> instance_types,
+                                   std::shared_ptr<const InstanceTypeStore> instance_types,
                                    Metrics& metrics, MutationSetup mutation)
     : judge_(std::move(judge)),
       instance_types_(std::move(instance_types)),
@@ -61,7 +61,7 @@ AdmissionHandler::AdmissionHandler(Judge judge,
       mutation_(std::move(mutation)) {}
 
 AdmissionHandler::AdmissionHandler(const rules::Engine& engine,
-                                   std::shared_ptr<const rules::InstanceTypes> instance_types,
+                                   std::shared_ptr<const InstanceTypeStore> instance_types,
                                    Metrics& metrics, MutationSetup mutation)
     : AdmissionHandler([&engine](const rules::Review& review) { return engine.evaluate(review); },
                        std::move(instance_types), metrics, std::move(mutation)) {}
@@ -113,7 +113,7 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
     if (path == AdmissionPath::mutate) {
         if (text_at(kind, "group").empty() && out.kind == "Pod" &&
             operation == rules::Operation::create) {
-            mutate_pod(envelope, *request, out);
+            mutate_pod(envelope, *request, deadline, out);
         } else {
             out.verdict = "allowed";
             out.body = allowed_review(envelope);
@@ -136,13 +136,14 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
                                  "the request's deadline passed before it was judged");
         return out;
     }
+    const auto types = instance_types_ != nullptr ? instance_types_->current() : nullptr;
     try {
         static const json::value absent;
         const json::value* old_object = request->if_contains("oldObject");
         const rules::Evaluation evaluation =
             judge_({object != nullptr ? *object : absent,
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
-                    instance_types_.get(), operation});
+                    types.get(), operation});
         for (const auto& finding : evaluation.findings) {
             out.rule_ids.push_back(finding.rule);
             metrics_.count_finding(finding.rule, rules::to_string(finding.severity));
@@ -160,40 +161,41 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
 }
 
 void AdmissionHandler::mutate_pod(const ReviewEnvelope& envelope, const json::object& request,
-                                  AdmissionOutcome& out) const {
+                                  Clock::time_point deadline, AdmissionOutcome& out) const {
     static const json::value absent;
     const json::value* pod = request.if_contains("object");
     const auto identity = rules::identify_pod(pod != nullptr ? *pod : absent);
+    out.verdict = "allowed";
     if (!identity) {
         // Not a ModelDeployment Pod: the objectSelector should not have sent it.
-        out.verdict = "allowed";
         out.body = allowed_review(envelope);
         return;
     }
     const std::string key = out.namespace_name + "/" + identity->deployment;
-    const auto deployment =
-        mutation_.cluster != nullptr && mutation_.data != nullptr
-            ? mutation_.cluster->model_deployment(out.namespace_name, identity->deployment)
-            : std::nullopt;
-    metrics_.count_lookup(deployment ? "found" : "missing");
-    if (!deployment) {
-        const std::string message =
-            "ModelDeployment " + key + " could not be read; Pod admitted unchanged";
+    Lookup lookup{Lookup::Status::unreadable, {}, "no source of ModelDeployments is configured"};
+    if (mutation_.cluster != nullptr && mutation_.data != nullptr) {
+        lookup =
+            mutation_.cluster->model_deployment(out.namespace_name, identity->deployment, deadline);
+    }
+    metrics_.count_lookup(to_string(lookup.status));
+    if (lookup.status != Lookup::Status::found) {
+        const std::string problem =
+            lookup.status == Lookup::Status::not_found
+                ? "ModelDeployment " + key + " not found"
+                : "ModelDeployment " + key + " could not be read (" + lookup.error + ")";
         if (mutation_.deny_when_unreadable) {
             out.verdict = "error";
-            out.body = failed_review(envelope, 503, "ServiceUnavailable",
-                                     "ModelDeployment " + key + " could not be read");
+            out.body = failed_review(envelope, 503, "ServiceUnavailable", problem);
         } else {
-            out.verdict = "allowed";
-            out.body = allowed_review(envelope, {"mdadmit: " + message});
+            out.body =
+                allowed_review(envelope, {"mdadmit: " + problem + "; Pod admitted unchanged"});
         }
         return;
     }
-    const rules::Decoded decoded = rules::decode_model_deployment(*deployment);
-    const rules::Plan plan =
-        rules::plan_mutations(decoded.model, *mutation_.data, instance_types_.get());
+    const auto types = instance_types_ != nullptr ? instance_types_->current() : nullptr;
+    const rules::Decoded decoded = rules::decode_model_deployment(lookup.object);
+    const rules::Plan plan = rules::plan_mutations(decoded.model, *mutation_.data, types.get());
     const json::array patch = rules::pod_patch(*pod, *identity, plan, mutation_.containers);
-    out.verdict = "allowed";
     out.body =
         patch.empty() ? allowed_review(envelope) : patch_review(envelope, json::serialize(patch));
 }

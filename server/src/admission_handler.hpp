@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster_view.hpp"
+#include "instance_type_store.hpp"
 #include "mdadmit/rules/engine.hpp"
 #include "mdadmit/rules/pod_patch.hpp"
 #include "metrics.hpp"
@@ -52,11 +53,11 @@ using Judge = std::function<rules::Evaluation(const rules::Review&)>;
 // counts: bytes in, bytes out, no I/O; thread-safe.
 class AdmissionHandler {
   public:
-    AdmissionHandler(Judge judge, std::shared_ptr<const rules::InstanceTypes> instance_types,
+    AdmissionHandler(Judge judge, std::shared_ptr<const InstanceTypeStore> instance_types,
                      Metrics& metrics, MutationSetup mutation = {});
     // Judges with `engine`, which must outlive the handler.
     AdmissionHandler(const rules::Engine& engine,
-                     std::shared_ptr<const rules::InstanceTypes> instance_types, Metrics& metrics,
+                     std::shared_ptr<const InstanceTypeStore> instance_types, Metrics& metrics,
                      MutationSetup mutation = {});
 
     // `deadline` is when the apiserver stops waiting; past it nothing is judged.
@@ -65,10 +66,10 @@ class AdmissionHandler {
 
   private:
     void mutate_pod(const ReviewEnvelope& envelope, const boost::json::object& request,
-                    AdmissionOutcome& out) const;
+                    Clock::time_point deadline, AdmissionOutcome& out) const;
 
     Judge judge_;
-    std::shared_ptr<const rules::InstanceTypes> instance_types_;
+    std::shared_ptr<const InstanceTypeStore> instance_types_;
     Metrics& metrics_;
     MutationSetup mutation_;
 };

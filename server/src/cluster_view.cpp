@@ -15,6 +15,18 @@ std::string text_at(const boost::json::value& document, const char* pointer) {
 
 }  // namespace
 
+std::string_view to_string(Lookup::Status status) {
+    switch (status) {
+        case Lookup::Status::found:
+            return "found";
+        case Lookup::Status::not_found:
+            return "not_found";
+        case Lookup::Status::unreadable:
+            break;
+    }
+    return "error";
+}
+
 rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
     auto documents = inputs::read_inputs({path});
     if (!documents) {
@@ -32,13 +44,13 @@ rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
     return view;
 }
 
-std::optional<boost::json::value> FileClusterView::model_deployment(std::string_view namespace_name,
-                                                                    std::string_view name) const {
+Lookup FileClusterView::model_deployment(std::string_view namespace_name, std::string_view name,
+                                         std::chrono::steady_clock::time_point) const {
     const auto it = deployments_.find(std::string(namespace_name) + "/" + std::string(name));
     if (it == deployments_.end()) {
-        return std::nullopt;
+        return {Lookup::Status::not_found, {}, {}};
     }
-    return it->second;
+    return {Lookup::Status::found, it->second, {}};
 }
 
 }  // namespace mdadmit::server

@@ -144,6 +144,29 @@ const std::vector<Setting>& settings() {
         {"cluster-files", "PATH",
          "ModelDeployment manifests (file or directory) the mutating path reads",
          text(&Config::cluster_files)},
+        {"kube-api-server", "HOST:PORT",
+         "the Kubernetes API (default: KUBERNETES_SERVICE_HOST and _PORT)",
+         [](Config& c, const std::string& v) -> std::optional<std::string> {
+             ListenAddress address;
+             auto problem = set_address(address, v);
+             c.kube_host = address.host;
+             c.kube_port = address.port;
+             return problem;
+         }},
+        {"kube-token-file", "FILE",
+         "service account token, re-read on every request (default: the mounted one)",
+         text(&Config::kube_token_file)},
+        {"kube-ca-file", "FILE", "CA of the API server (default: the mounted one)",
+         text(&Config::kube_ca_file)},
+        {"kube-server-name", "NAME",
+         "name checked in the API server's certificate (default: its host)",
+         text(&Config::kube_server_name)},
+        {"kube-cache-ttl", "DURATION",
+         "how long a ModelDeployment read from the API is reused (default 5s)",
+         duration(&Config::kube_cache_ttl)},
+        {"instance-types-refresh", "DURATION",
+         "how often InstanceTypes are listed from the API (default 30s)",
+         duration(&Config::instance_types_refresh)},
         {"mutation-failure-mode", "allow|deny",
          "a Pod whose ModelDeployment cannot be read: admit unchanged with a warning (default) or "
          "deny",

@@ -43,6 +43,15 @@ struct Config {
     std::string rules_data_file;      // empty: the data built into the binary
     std::string instance_types_file;  // YAML/JSON InstanceTypes; empty: platforms unknown
     std::string cluster_files;        // ModelDeployment manifests the mutating path reads
+    // The Kubernetes API, read when no --cluster-files are given; empty host: from the
+    // environment the kubelet sets (KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT).
+    std::string kube_host;
+    unsigned short kube_port = 443;
+    std::string kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+    std::string kube_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+    std::string kube_server_name;  // empty: the host
+    std::chrono::milliseconds kube_cache_ttl{5'000};
+    std::chrono::milliseconds instance_types_refresh{30'000};
     bool deny_unreadable_mutations = false;
     std::string router_container;  // empty: the router Pod's first container
     std::string engine_container = "engine";

@@ -101,7 +101,7 @@ rules::Result<bool> Server::start() {
         auto worker = std::make_unique<Worker>();
         worker->environment.emplace(SessionEnvironment{routes_, log_, metrics_, timeouts,
                                                        worker->registry, open_connections_,
-                                                       readiness_.shutting_down});
+                                                       readiness_.shutting_down, &blocking_});
         // The first listener may pick the port (port 0); the others share the one it got.
         auto acceptor = bind(worker->io, config_.listen,
                              tls_port_ != 0 ? tls_port_ : config_.listen.port, true);
@@ -132,6 +132,13 @@ rules::Result<bool> Server::start() {
         worker->thread = std::thread([&io = worker->io] { io.run(); });
     }
     control_guard_.emplace(asio::make_work_guard(control_));
+    for (auto& task : periodic_) {
+        task.timer = std::make_unique<asio::steady_timer>(control_);
+        asio::post(control_, [this, &task] {
+            task.task();
+            schedule(task);
+        });
+    }
     reloader_->start();
     control_thread_ = std::thread([this] { control_.run(); });
     readiness_.tls_accepting = true;
@@ -171,6 +178,21 @@ asio::awaitable<void> Server::accept_loop(Worker& worker, tcp::acceptor& accepto
                            asio::detached);
         }
     }
+}
+
+void Server::every(std::chrono::milliseconds interval, std::function<void()> task) {
+    periodic_.push_back({interval, std::move(task), nullptr});
+}
+
+void Server::schedule(PeriodicTask& task) {
+    task.timer->expires_after(task.interval);
+    task.timer->async_wait([this, &task](boost::system::error_code ec) {
+        if (ec || shutdown_started_) {
+            return;
+        }
+        task.task();
+        schedule(task);
+    });
 }
 
 void Server::handle_signals() {
@@ -244,6 +266,9 @@ void Server::finish(bool drained) {
     }
     asio::post(control_, [this] {
         reloader_->stop();
+        for (auto& task : periodic_) {
+            task.timer->cancel();
+        }
         signals_.reset();
         control_guard_.reset();
         control_.stop();

@@ -4,6 +4,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -37,6 +39,8 @@ class Server {
     void begin_shutdown();
     // Also handle SIGTERM and SIGINT that way; a second signal exits at once.
     void handle_signals();
+    // Runs `task` on the control thread now and then every `interval` (before start()).
+    void every(std::chrono::milliseconds interval, std::function<void()> task);
     // Blocks until the server has stopped; true when it drained within the drain timeout.
     bool wait();
 
@@ -59,6 +63,14 @@ class Server {
     CertificateStore certificates_;
     std::unique_ptr<CertReloader> reloader_;
     std::vector<std::unique_ptr<Worker>> workers_;
+    boost::asio::thread_pool blocking_{2};
+    struct PeriodicTask {
+        std::chrono::milliseconds interval;
+        std::function<void()> task;
+        std::unique_ptr<boost::asio::steady_timer> timer;
+    };
+    std::vector<PeriodicTask> periodic_;
+    void schedule(PeriodicTask& task);
     std::atomic<std::size_t> open_connections_{0};
     std::thread control_thread_;
     boost::asio::steady_timer shutdown_timer_{control_};

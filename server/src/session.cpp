@@ -2,6 +2,7 @@
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -101,6 +102,11 @@ asio::awaitable<void> write_and_close(Stream& stream, beast::tcp_stream& tcp,
     env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
 }
 
+// Handles a request on the executor it is spawned on (the blocking pool).
+asio::awaitable<HttpResponse> handle_elsewhere(const Routes& routes, const HttpRequest& request) {
+    co_return routes.handle(request);
+}
+
 // After refusing a body mid-upload, reads and discards what the client is still sending, for
 // a bounded time and amount, so that closing does not reset the connection before the
 // client has read the refusal (a lingering close).
@@ -186,7 +192,16 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
                                  over_limit,
                                  over_tls,
                                  started};
-        const HttpResponse response = env.routes.handle(http_request);
+        const bool may_wait = env.blocking != nullptr && target.path == "/mutate";
+        // Not a conditional expression: GCC 12 destroys temporaries of a co_await inside one twice.
+        HttpResponse response;
+        if (may_wait) {
+            response = co_await asio::co_spawn(env.blocking->get_executor(),
+                                               handle_elsewhere(env.routes, http_request),
+                                               asio::use_awaitable);
+        } else {
+            response = env.routes.handle(http_request);
+        }
         // After a cut-short body the stream cannot be read further. Once shutting down,
         // every answer tells the client to reconnect, so that few idle connections are left
         // to close when the listener stops.

@@ -1,5 +1,7 @@
 #include "startup.hpp"
 
+#include <cstdlib>
+
 #include "mdadmit/inputs/documents.hpp"
 
 namespace mdadmit::server {
@@ -21,24 +23,43 @@ rules::Result<JudgingSetup> load_judging_setup(const Config& config) {
     if (!engine) {
         return engine.error();
     }
-    auto types = std::make_shared<rules::InstanceTypes>();
+    rules::InstanceTypes types;
     if (!config.instance_types_file.empty()) {
         auto documents = inputs::read_documents(config.instance_types_file);
         if (!documents) {
             return documents.error();
         }
-        inputs::collect_instance_types(documents.value(), *types);
+        inputs::collect_instance_types(documents.value(), types);
     }
-    std::unique_ptr<ClusterView> cluster;
+    JudgingSetup setup{std::make_unique<rules::Engine>(std::move(engine).value()),
+                       std::make_shared<InstanceTypeStore>(std::move(types)), nullptr, nullptr};
     if (!config.cluster_files.empty()) {
         auto view = FileClusterView::load(config.cluster_files);
         if (!view) {
             return view.error();
         }
-        cluster = std::make_unique<FileClusterView>(std::move(view).value());
+        setup.cluster = std::make_unique<FileClusterView>(std::move(view).value());
+        return setup;
     }
-    return JudgingSetup{std::make_unique<rules::Engine>(std::move(engine).value()),
-                        std::move(types), std::move(cluster)};
+    KubeSettings kube{config.kube_host, config.kube_port, config.kube_token_file,
+                      config.kube_ca_file, config.kube_server_name};
+    if (kube.host.empty()) {
+        const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+        const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+        kube.host = host != nullptr ? host : "";
+        kube.port = port != nullptr ? static_cast<unsigned short>(std::atoi(port)) : 443;
+    }
+    if (kube.host.empty()) {
+        return setup;  // outside a cluster with no files: the mutating path admits unchanged
+    }
+    auto client = KubeClient::create(std::move(kube));
+    if (!client) {
+        return client.error();
+    }
+    auto view = std::make_unique<KubeClusterView>(std::move(client).value(), config.kube_cache_ttl);
+    setup.kube = view.get();
+    setup.cluster = std::move(view);
+    return setup;
 }
 
 MutationSetup JudgingSetup::mutation(const Config& config) const {

@@ -15,8 +15,10 @@ namespace mdadmit::server {
 // the file and the problem.
 struct JudgingSetup {
     std::unique_ptr<rules::Engine> engine;
-    std::shared_ptr<const rules::InstanceTypes> instance_types;
-    std::unique_ptr<ClusterView> cluster;  // from --cluster-files; null when not given
+    std::shared_ptr<InstanceTypeStore> instance_types;
+    std::unique_ptr<ClusterView> cluster;  // --cluster-files, else the API; null: neither
+    // Set when the cluster is read from the API: InstanceTypes are then listed from it too.
+    const KubeClusterView* kube = nullptr;
 
     // The mutating path's setup for these settings; valid while this object lives.
     MutationSetup mutation(const Config& config) const;

@@ -58,7 +58,8 @@ class AdmissionHandlerTest : public testing::Test {
 
     rules::Engine engine = rules::Engine::with_embedded_data();
     server::Metrics metrics;
-    server::AdmissionHandler handler{engine, std::make_shared<rules::InstanceTypes>(), metrics};
+    server::AdmissionHandler handler{engine, std::make_shared<server::InstanceTypeStore>(),
+                                     metrics};
 };
 
 TEST_F(AdmissionHandlerTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
@@ -235,11 +236,11 @@ TEST_F(MutationTest, AnUnreadableModelDeploymentFollowsTheFailureMode) {
     EXPECT_EQ(
         admitted.at("warnings"),
         json::parse(
-            R"(["mdadmit: ModelDeployment ns/gone could not be read; Pod admitted unchanged"])"));
+            R"(["mdadmit: ModelDeployment ns/gone not found; Pod admitted unchanged"])"));
     const json::value denied = json::parse(mutate(other, true).body).at("response");
     EXPECT_EQ(denied.at("allowed"), false);
     EXPECT_EQ(denied.at("status").at("code"), 503);
-    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"missing\"} 2"),
+    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"not_found\"} 2"),
               std::string::npos);
 }
 

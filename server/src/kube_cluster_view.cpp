@@ -1,0 +1,94 @@
+// KubeClusterView: ModelDeployments and InstanceTypes read from the Kubernetes API.
+#include <boost/json/parse.hpp>
+
+#include "cluster_view.hpp"
+
+namespace mdadmit::server {
+
+namespace {
+
+std::string text_at(const boost::json::value& document, const char* pointer) {
+    boost::system::error_code ec;
+    const auto* value = document.find_pointer(pointer, ec);
+    return value != nullptr && value->is_string() ? std::string(value->get_string())
+                                                  : std::string();
+}
+
+// The API server's reason for an error status, from its Status body when it sent one.
+std::string api_error(const KubeResponse& response) {
+    if (response.status == 0) {
+        return response.error;
+    }
+    boost::system::error_code ec;
+    const auto status = boost::json::parse(response.body, ec);
+    const std::string message = ec ? std::string() : text_at(status, "/message");
+    return "the API server answered " + std::to_string(response.status) +
+           (message.empty() ? "" : ": " + message);
+}
+
+}  // namespace
+
+KubeClusterView::KubeClusterView(std::shared_ptr<const KubeClient> client,
+                                 std::chrono::milliseconds cache_ttl)
+    : client_(std::move(client)), cache_ttl_(cache_ttl) {}
+
+Lookup KubeClusterView::model_deployment(std::string_view namespace_name, std::string_view name,
+                                         std::chrono::steady_clock::time_point deadline) const {
+    const std::string key = std::string(namespace_name) + "/" + std::string(name);
+    const auto now = std::chrono::steady_clock::now();
+    {
+        const std::lock_guard lock(mutex_);
+        const auto it = cache_.find(key);
+        if (it != cache_.end() && now - it->second.fetched < cache_ttl_) {
+            return it->second.lookup;
+        }
+    }
+    const auto response =
+        client_->get("/apis/worker.gpustack.ai/v1/namespaces/" + std::string(namespace_name) +
+                         "/modeldeployments/" + std::string(name),
+                     deadline);
+    Lookup lookup;
+    if (response.status == 200) {
+        boost::system::error_code ec;
+        lookup.object = boost::json::parse(response.body, ec);
+        lookup.status = ec ? Lookup::Status::unreadable : Lookup::Status::found;
+        lookup.error = ec ? "the API server sent invalid JSON" : "";
+    } else if (response.status == 404) {
+        lookup.status = Lookup::Status::not_found;
+    } else {
+        lookup.status = Lookup::Status::unreadable;
+        lookup.error = api_error(response);
+    }
+    // Only an object is kept: a missing one may be created any moment, an error may pass.
+    if (lookup.status == Lookup::Status::found) {
+        const std::lock_guard lock(mutex_);
+        cache_[key] = {lookup, now};
+    }
+    return lookup;
+}
+
+rules::Result<rules::InstanceTypes> KubeClusterView::instance_types(
+    std::chrono::steady_clock::time_point deadline) const {
+    const auto response = client_->get("/apis/worker.gpustack.ai/v1alpha1/instancetypes", deadline);
+    if (response.status != 200) {
+        return rules::Error{"listing InstanceTypes: " + api_error(response)};
+    }
+    boost::system::error_code ec;
+    const auto list = boost::json::parse(response.body, ec);
+    const auto* items = ec                 ? nullptr
+                        : list.is_object() ? list.get_object().if_contains("items")
+                                           : nullptr;
+    if (items == nullptr || !items->is_array()) {
+        return rules::Error{"listing InstanceTypes: the API server sent no list"};
+    }
+    rules::InstanceTypes out;
+    for (const auto& item : items->get_array()) {
+        const std::string name = text_at(item, "/metadata/name");
+        if (!name.empty()) {
+            out[name] = text_at(item, "/status/detail/manufacturer");
+        }
+    }
+    return out;
+}
+
+}  // namespace mdadmit::server
