@@ -235,8 +235,7 @@ TEST_F(MutationTest, AnUnreadableModelDeploymentFollowsTheFailureMode) {
     EXPECT_EQ(admitted.at("allowed"), true);
     EXPECT_EQ(
         admitted.at("warnings"),
-        json::parse(
-            R"(["mdadmit: ModelDeployment ns/gone not found; Pod admitted unchanged"])"));
+        json::parse(R"(["mdadmit: ModelDeployment ns/gone not found; Pod admitted unchanged"])"));
     const json::value denied = json::parse(mutate(other, true).body).at("response");
     EXPECT_EQ(denied.at("allowed"), false);
     EXPECT_EQ(denied.at("status").at("code"), 503);
