@@ -45,21 +45,7 @@ int main(int argc, char** argv) {
                                 {config.max_body_bytes, std::chrono::milliseconds(10'000)});
     server::Server webhook(config, routes, readiness, metrics, log);
     webhook.handle_signals();
-    if (const server::KubeClusterView* kube = setup.value().kube;
-        kube != nullptr && config.instance_types_file.empty()) {
-        // InstanceTypes change rarely: listed in the background, never on a request's path.
-        webhook.every(config.instance_types_refresh, [kube, &log,
-                                                      store = setup.value().instance_types] {
-            auto types =
-                kube->instance_types(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-            if (!types) {
-                log.write(server::LogLevel::warn, "InstanceTypes not refreshed",
-                          {{"error", types.error().message}});
-                return;
-            }
-            store->replace(std::move(types).value());
-        });
-    }
+    server::refresh_instance_types(webhook, setup.value(), config, log);
     if (auto started = webhook.start(); !started) {
         log.write(server::LogLevel::error, "cannot start", {{"error", started.error().message}});
         return exit_usage;

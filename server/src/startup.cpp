@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "log.hpp"
 #include "mdadmit/inputs/documents.hpp"
+#include "server.hpp"
 
 namespace mdadmit::server {
 
@@ -60,6 +62,25 @@ rules::Result<JudgingSetup> load_judging_setup(const Config& config) {
     setup.kube = view.get();
     setup.cluster = std::move(view);
     return setup;
+}
+
+void refresh_instance_types(Server& server, const JudgingSetup& setup, const Config& config,
+                            const Log& log) {
+    if (setup.kube == nullptr || !config.instance_types_file.empty()) {
+        return;
+    }
+    // InstanceTypes change rarely: listed in the background, never on a request's path.
+    server.every(
+        config.instance_types_refresh, [kube = setup.kube, &log, store = setup.instance_types] {
+            auto types =
+                kube->instance_types(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+            if (!types) {
+                log.write(LogLevel::warn, "InstanceTypes not refreshed",
+                          {{"error", types.error().message}});
+                return;
+            }
+            store->replace(std::move(types).value());
+        });
 }
 
 MutationSetup JudgingSetup::mutation(const Config& config) const {

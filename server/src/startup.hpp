@@ -26,4 +26,12 @@ struct JudgingSetup {
 
 rules::Result<JudgingSetup> load_judging_setup(const Config& config);
 
+class Server;
+class Log;
+
+// With the API as the source and no --instance-types file, lists InstanceTypes at start and
+// every --instance-types-refresh on the server's control thread.
+void refresh_instance_types(Server& server, const JudgingSetup& setup, const Config& config,
+                            const Log& log);
+
 }  // namespace mdadmit::server

@@ -62,6 +62,7 @@ ServerFixture::ServerFixture(const std::function<void(server::Config&)>& adjust)
         *admission_, readiness_, metrics_,
         server::RouteOptions{config_.max_body_bytes, std::chrono::seconds(10)});
     server_ = std::make_unique<server::Server>(config_, *routes_, readiness_, metrics_, log_);
+    server::refresh_instance_types(*server_, judging_, config_, log_);
     auto started = server_->start();
     if (!started) {
         throw std::runtime_error(started.error().message);
