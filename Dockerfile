@@ -1,0 +1,22 @@
+# mdadmit-webhook image: built on Debian 12 with the project's own set-up script, run on a
+# slim Debian 12 as a non-root user with only the binary and the runtime libraries it links.
+#   docker build -t mdadmit:0.1.0 .
+FROM debian:12 AS build
+WORKDIR /src
+COPY tools/setup.sh tools/setup.sh
+RUN tools/setup.sh && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DMDADMIT_BUILD_TESTS=OFF \
+    && cmake --build /build -j"$(nproc)" --target mdadmit-webhook mdadmit \
+    && strip /build/server/mdadmit-webhook /build/cli/mdadmit
+
+FROM debian:12-slim
+# The shared libraries the binaries link (Boost.JSON, yaml-cpp, spdlog, fmt, OpenSSL) and CA roots.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libboost-json1.81.0 libyaml-cpp0.7 libspdlog1.10 libfmt9 libssl3 ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/server/mdadmit-webhook /build/cli/mdadmit /usr/local/bin/
+# The rule data is built into the binary; --rules-data replaces it at start-up.
+USER 65532:65532
+EXPOSE 8443 8080
+ENTRYPOINT ["/usr/local/bin/mdadmit-webhook"]
