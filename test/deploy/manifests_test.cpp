@@ -57,8 +57,9 @@ class Rendered {
         throw std::runtime_error("no " + std::string(kind) + " " + std::string(name));
     }
     std::size_t count(std::string_view kind) const {
-        return std::count_if(objects_.begin(), objects_.end(),
-                             [&](const json::value& o) { return o.at("kind").as_string() == kind; });
+        return std::count_if(objects_.begin(), objects_.end(), [&](const json::value& o) {
+            return o.at("kind").as_string() == kind;
+        });
     }
 
   private:
