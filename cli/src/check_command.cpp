@@ -21,16 +21,9 @@ struct Judged {
     rules::Evaluation evaluation;
 };
 
-std::string text_at(const json::value& document, const char* pointer) {
-    boost::system::error_code ec;
-    const auto* value = document.find_pointer(pointer, ec);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
-}
-
 std::string object_name(const json::value& document) {
-    const std::string ns = text_at(document, "/metadata/namespace");
-    const std::string name = text_at(document, "/metadata/name");
+    const std::string ns = inputs::string_at(document, "/metadata/namespace");
+    const std::string name = inputs::string_at(document, "/metadata/name");
     return (ns.empty() ? "" : ns + "/") + (name.empty() ? "(unnamed)" : name);
 }
 

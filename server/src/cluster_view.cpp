@@ -4,17 +4,6 @@
 
 namespace mdadmit::server {
 
-namespace {
-
-std::string text_at(const boost::json::value& document, const char* pointer) {
-    boost::system::error_code ec;
-    const auto* value = document.find_pointer(pointer, ec);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
-}
-
-}  // namespace
-
 std::string_view to_string(Lookup::Status status) {
     switch (status) {
         case Lookup::Status::found:
@@ -37,8 +26,8 @@ rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
         if (inputs::kind_of(document.value) != "ModelDeployment") {
             continue;
         }
-        std::string key = text_at(document.value, "/metadata/namespace") + "/" +
-                          text_at(document.value, "/metadata/name");
+        std::string key = inputs::string_at(document.value, "/metadata/namespace") + "/" +
+                          inputs::string_at(document.value, "/metadata/name");
         view.deployments_[std::move(key)] = std::move(document.value);
     }
     return view;

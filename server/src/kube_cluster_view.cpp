@@ -2,17 +2,11 @@
 #include <boost/json/parse.hpp>
 
 #include "cluster_view.hpp"
+#include "mdadmit/inputs/documents.hpp"
 
 namespace mdadmit::server {
 
 namespace {
-
-std::string text_at(const boost::json::value& document, const char* pointer) {
-    boost::system::error_code ec;
-    const auto* value = document.find_pointer(pointer, ec);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
-}
 
 // The API server's reason for an error status, from its Status body when it sent one.
 std::string api_error(const KubeResponse& response) {
@@ -21,7 +15,7 @@ std::string api_error(const KubeResponse& response) {
     }
     boost::system::error_code ec;
     const auto status = boost::json::parse(response.body, ec);
-    const std::string message = ec ? std::string() : text_at(status, "/message");
+    const std::string message = ec ? std::string() : inputs::string_at(status, "/message");
     return "the API server answered " + std::to_string(response.status) +
            (message.empty() ? "" : ": " + message);
 }
@@ -83,9 +77,9 @@ rules::Result<rules::InstanceTypes> KubeClusterView::instance_types(
     }
     rules::InstanceTypes out;
     for (const auto& item : items->get_array()) {
-        const std::string name = text_at(item, "/metadata/name");
+        const std::string name = inputs::string_at(item, "/metadata/name");
         if (!name.empty()) {
-            out[name] = text_at(item, "/status/detail/manufacturer");
+            out[name] = inputs::string_at(item, "/status/detail/manufacturer");
         }
     }
     return out;
