@@ -16,7 +16,7 @@ constexpr std::string_view schema_rule = "schema";
 
 std::vector<RuleDefinition> all_rules() {
     std::vector<RuleDefinition> out;
-    for (auto group : {routing_rules(), encode_rules(), port_rules()}) {
+    for (auto group : {routing_rules(), encode_rules(), port_rules(), role_rules()}) {
         out.insert(out.end(), group.begin(), group.end());
     }
     return out;

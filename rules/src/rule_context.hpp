@@ -40,6 +40,7 @@ struct RuleDefinition {
 std::span<const RuleDefinition> routing_rules();
 std::span<const RuleDefinition> encode_rules();
 std::span<const RuleDefinition> port_rules();
+std::span<const RuleDefinition> role_rules();
 
 // Shared wording helpers.
 // `text` in back-quotes, the way messages quote a flag or a value.

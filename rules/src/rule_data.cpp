@@ -356,6 +356,16 @@ RuleData parse(const json::value& root_value) {
     data.dp_aware_minimum_tag =
         R::string(R::field(image, "minimumTag", image_path), image_path.member("minimumTag"));
     data.ssl_flags = R::strings(R::field(root_object, "sslFlags", root), root.member("sslFlags"));
+    const FieldPath env_path = root.member("ownedEnv");
+    const json::object& env = R::object(R::field(root_object, "ownedEnv", root), env_path);
+    for (const auto& [key, value] : env) {
+        if (key == "every-engine") {
+            data.owned_env_every_engine = R::strings(value, env_path.member(key));
+        } else {
+            data.owned_env[parse_engine(json::string(key), env_path.member(key))] =
+                R::strings(value, env_path.member(key));
+        }
+    }
     data.candidates =
         parse_candidates(R::field(root_object, "candidates", root), root.member("candidates"));
     data.rendered_flags = R::each<RenderedFlag>(R::field(root_object, "renderedFlags", root),
@@ -388,6 +398,14 @@ const RouterData* RuleData::router(std::string_view name) const {
 
 const std::string& RuleData::preferred_router(EngineKind engine) const {
     return engine == EngineKind::sglang ? preferred_router_sglang : preferred_router_vllm;
+}
+
+bool RuleData::owns_env(EngineKind engine, std::string_view name) const {
+    const auto listed = [&](const std::vector<std::string>& names) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    const auto it = owned_env.find(engine);
+    return listed(owned_env_every_engine) || (it != owned_env.end() && listed(it->second));
 }
 
 Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin) {

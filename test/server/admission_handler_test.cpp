@@ -18,12 +18,12 @@ using server::Clock;
 const json::value denied_object =
     json::parse(R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
     "metadata": {"name": "mm", "namespace": "ns"},
-    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"},
              "router": {"name": "vllm-router", "extraArgs": ["--policy", "round-robin", "--host", "x"]},
              "roles": [{"name": "a"}]}})");
 
 const json::value warned_object = json::parse(R"({"metadata": {"name": "dp"},
-    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"}, "router": {"name": "llm-d-router"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"}, "router": {"name": "llm-d-router"},
              "roles": [{"name": "s", "extraArgs": ["-dpe"]}]}})");
 
 std::string review(const json::value& object, std::string_view api_version = "admission.k8s.io/v1",

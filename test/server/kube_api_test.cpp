@@ -18,7 +18,7 @@ const std::string instance_types_path = "/apis/worker.gpustack.ai/v1alpha1/insta
 
 const std::string chat = R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
     "metadata": {"name": "chat", "namespace": "team-a"},
-    "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang"}, "router": {"name": "sglang-gateway"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang", "version": "0.5.18"}, "router": {"name": "sglang-gateway"},
              "roles": [{"name": "ranks", "size": 2, "extraArgs": ["--enable-dp-attention", "--dp-size", "2"]}]}})";
 
 std::string pod_review(const std::string& deployment) {
@@ -134,7 +134,7 @@ TEST_F(KubeApiTest, InstanceTypesListedFromTheApiJudgeTheEncodeMatrix) {
         {"metadata": {"name": "npu"}, "status": {"detail": {"manufacturer": "Huawei Ascend"}}}]})");
     auto fixture = start();
     const std::string epd = R"({"metadata": {"name": "mm", "namespace": "team-a"},
-        "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"}, "router": {"name": "vllm-router"},
+        "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"}, "router": {"name": "vllm-router"},
                  "roles": [{"name": "e", "kind": "Encode", "instanceType": "npu"},
                            {"name": "p", "kind": "Prefill", "instanceType": "npu"},
                            {"name": "d", "kind": "Decode", "instanceType": "npu"}]}})";

@@ -12,13 +12,13 @@ namespace fs = std::filesystem;
 const std::string denied_object =
     R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
     "metadata": {"name": "md", "namespace": "ns"},
-    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"},
              "router": {"name": "vllm-router", "extraArgs": ["--policy=round-robin"]}, "roles": [{"name": "a"}]}})";
 
 const std::string admitted_object =
     R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
     "metadata": {"name": "md", "namespace": "ns"},
-    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"}, "roles": [{"name": "a"}]}})";
+    "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"}, "roles": [{"name": "a"}]}})";
 
 std::string validate_review(const std::string& object_json, const std::string& uid,
                             const std::string& api_version) {

@@ -24,7 +24,7 @@ TEST(RuleData, BuiltInDataParsesAndMatchesTheImplementedRules) {
     auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "(built in)");
     ASSERT_TRUE(data.ok()) << data.error().message;
     EXPECT_TRUE(rules::Engine::create(data.value()).ok());
-    EXPECT_EQ(data.value().rules.size(), 16u);
+    EXPECT_EQ(data.value().rules.size(), 22u);
     EXPECT_EQ(data.value().router("vllm-router")->owned_flags.size(), 13u);
 }
 
@@ -76,8 +76,8 @@ TEST(RuleData, AReplacedFileChangesTheVerdictWithoutARebuild) {
     auto loaded = rules::load_rule_data_file(path);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     const auto engine = rules::Engine::create(std::move(loaded).value()).value();
-    const json::value md =
-        json::parse(R"({"spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+    const json::value md = json::parse(
+        R"({"spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"},
         "router": {"name": "vllm-router", "extraArgs": ["--policy=least_load"]}, "roles": [{"name": "s"}]}})");
     EXPECT_TRUE(engine.evaluate({md}).allowed());
     EXPECT_FALSE(rules::Engine::with_embedded_data().evaluate({md}).allowed());

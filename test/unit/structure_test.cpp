@@ -86,7 +86,8 @@ TEST(BadInput, NonObjectsAndMissingSpecAreFindingsNotCrashes) {
 }
 
 TEST(BadInput, DecoderOnlyCheckReportsTypeProblemsOfTheFieldsRulesRead) {
-    const auto value = json::parse(R"({"spec": {"model": {"name": "m"}, "engine": {"name": "vLLM"},
+    const auto value =
+        json::parse(R"({"spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "1"},
         "router": {"name": "vllm-router", "extraArgs": "--policy"},
         "roles": [{"name": "s", "ports": [{"port": "80"}], "kind": "Worker"}]}})");
     const auto evaluation = judge_json(value, StructureCheck::decoder_only);

@@ -97,12 +97,16 @@ struct RuleData {
     std::string dp_aware_repository;
     std::string dp_aware_minimum_tag;
     std::vector<std::string> ssl_flags;
+    // Environment variables the operator sets on every Pod: for every engine, and per engine.
+    std::vector<std::string> owned_env_every_engine;
+    std::map<EngineKind, std::vector<std::string>> owned_env;
     std::map<ServingMode, CandidateRule> candidates;
     std::vector<RenderedFlag> rendered_flags;
 
     const RuleInfo* rule(std::string_view id) const;
     const RouterData* router(std::string_view name) const;
     const std::string& preferred_router(EngineKind engine) const;
+    bool owns_env(EngineKind engine, std::string_view name) const;
 };
 
 // The data file compiled into the binary (a copy of rules/data/rules.json).

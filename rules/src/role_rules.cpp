@@ -1,0 +1,186 @@
+// Section 4 of the rules contract: the operator's own admission of role shapes.
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "rule_context.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+constexpr std::size_t dns_label_limit = 63;
+
+bool is_dns1123_label(std::string_view name) {
+    if (name.empty() || name.size() > dns_label_limit) {
+        return false;
+    }
+    const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    return alnum(name.front()) && alnum(name.back()) &&
+           std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+bool is_dns1035_label(std::string_view name) {
+    return is_dns1123_label(name) && name.front() >= 'a' && name.front() <= 'z';
+}
+
+void role_kinds(const RuleContext& ctx, FindingSink& sink) {
+    const RoleFacts* server = ctx.facts.first_of_kind(RoleKind::server);
+    for (const auto& role : ctx.facts.roles) {
+        const RoleKind kind = role.role->kind;
+        if (kind == RoleKind::server || kind == RoleKind::unknown) {
+            continue;
+        }
+        if (server != nullptr) {
+            sink.report(
+                "role-kinds", role.path() + ".kind",
+                "Server role " + code(server->role->name) + " cannot be combined with " +
+                    std::string(to_string(kind)) + " role " + code(role.role->name),
+                "serve either with Server roles, or with Prefill and Decode (and Encode) roles");
+            return;
+        }
+        // A second Encode role is encode-shape's to report.
+        const RoleFacts* first = ctx.facts.first_of_kind(kind);
+        if (kind != RoleKind::encode && first != &role) {
+            sink.report(
+                "role-kinds", role.path() + ".kind",
+                std::string(to_string(kind)) + " may appear once; roles " +
+                    code(first->role->name) + " and " + code(role.role->name) + " are both " +
+                    std::string(to_string(kind)),
+                "keep one " + std::string(to_string(kind)) + " role and scale it with replicas");
+        }
+    }
+}
+
+void role_names(const RuleContext& ctx, FindingSink& sink) {
+    const std::string& md = ctx.model.name;
+    std::map<std::string, std::string> services;  // name -> what it is, for collisions
+    if (!md.empty()) {
+        services[md] = "the deployment Service";
+        if (ctx.model.router) {
+            services[md + "-router"] = "the router Service";
+        }
+    }
+    std::map<std::string, std::size_t> seen;
+    for (const auto& role : ctx.facts.roles) {
+        const std::string& name = role.role->name;
+        const std::string path = role.path() + ".name";
+        if (name.empty()) {
+            continue;  // the structural check reports a missing name
+        }
+        if (const auto [it, fresh] = seen.emplace(name, role.role->index); !fresh) {
+            sink.report("role-names", path,
+                        "role name " + code(name) + " is also spec.roles[" +
+                            std::to_string(it->second) + "].name",
+                        "give every role its own name");
+            continue;
+        }
+        if (md.empty()) {
+            continue;  // a generated name is not known yet
+        }
+        const std::string service = md + "-" + name;
+        if (!is_dns1035_label(service)) {
+            sink.report("role-names", path,
+                        "Service name " + code(service) +
+                            " is not a DNS-1035 label (at most 63 lower-case letters, digits and "
+                            "'-', starting "
+                            "with a letter)",
+                        "shorten the ModelDeployment or role name");
+            continue;
+        }
+        std::vector<std::string> derived{service};
+        for (std::int64_t replica = 0; role.role->size > 1 && replica < role.role->replicas;
+             ++replica) {
+            derived.push_back(service + "-r" + std::to_string(replica));
+        }
+        for (const auto& candidate : derived) {
+            const std::string what = "the Service of role " + code(name);
+            if (const auto [it, fresh] = services.emplace(candidate, what); !fresh) {
+                sink.report("role-names", path,
+                            "Service name " + code(candidate) + " of role " + code(name) +
+                                " is also " + it->second,
+                            "rename the role");
+                break;
+            }
+        }
+        const std::string hostname =
+            service + "-r" + std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) +
+            "-m" + std::to_string(std::max<std::int64_t>(role.role->size, 1) - 1);
+        if (!is_dns1123_label(hostname)) {
+            sink.report("role-names", path,
+                        "member hostname " + code(hostname) + " is longer than 63 characters",
+                        "shorten the ModelDeployment or role name");
+        }
+    }
+}
+
+void engine_version(const RuleContext& ctx, FindingSink& sink) {
+    if (ctx.model.engine_version && !ctx.model.engine_version->empty()) {
+        return;
+    }
+    for (const auto& role : ctx.facts.roles) {
+        if (!role.role->image || role.role->image->empty()) {
+            sink.report("engine-version", "spec.engine.version",
+                        "spec.engine.version is required: role " + code(role.role->name) +
+                            " names no image, so the operator picks one by engine version",
+                        "set spec.engine.version, or an image on every role");
+            return;
+        }
+    }
+}
+
+void kv_cache(const RuleContext& ctx, FindingSink& sink) {
+    if (ctx.model.kv_cache &&
+        (!ctx.model.kv_cache->pool_name || ctx.model.kv_cache->pool_name->empty())) {
+        sink.report("kv-cache", "spec.kvCache.poolRef.name",
+                    "spec.kvCache needs poolRef.name, the KV cache pool to use",
+                    "name the pool, or remove spec.kvCache");
+    }
+}
+
+void resources(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        const Resources& r = role.role->resources;
+        if (r.partitioned_profile && !r.partitioned_profile->empty() &&
+            (r.sliced_memory_percentage || r.sliced_cores_percentage)) {
+            sink.report("resources", role.path() + ".resources",
+                        "role " + code(role.role->name) +
+                            " asks for a partition profile and a slice percentage; an accelerator "
+                            "is either "
+                            "partitioned or sliced",
+                        "keep acceleratorPartitionedProfile or the slice percentages, not both");
+        }
+    }
+}
+
+void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        for (std::size_t k = 0; k < role.role->env.size(); ++k) {
+            const std::string& name = role.role->env[k].name;
+            if (ctx.data.owns_env(ctx.model.engine, name)) {
+                sink.report(
+                    "engine-owned-env", role.path() + ".env[" + std::to_string(k) + "]",
+                    code(name) + " is set by the operator on every " +
+                        std::string(to_string(ctx.model.engine)) + " Pod",
+                    "remove it from spec.roles[" + std::to_string(role.role->index) + "].env");
+            }
+        }
+    }
+}
+
+constexpr std::array definitions{
+    RuleDefinition{"role-kinds", role_kinds},
+    RuleDefinition{"role-names", role_names},
+    RuleDefinition{"engine-owned-env", engine_owned_env},
+    RuleDefinition{"resources", resources},
+    RuleDefinition{"engine-version", engine_version},
+    RuleDefinition{"kv-cache", kv_cache},
+};
+
+}  // namespace
+
+std::span<const RuleDefinition> role_rules() {
+    return definitions;
+}
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,154 @@
+// Section 4 of the rules contract: role shape and engine rules the operator itself enforces.
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+using rules::Severity;
+
+TEST(RoleKinds, ServerCannotBeCombinedWithDisaggregatedRoles) {
+    const auto found =
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: s}, {name: p, kind: Prefill}, {name: d, kind: Decode}]")),
+                "role-kinds");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::deny);
+    EXPECT_EQ(found[0].path, "spec.roles[1].kind");
+    EXPECT_EQ(found[0].message, "Server role `s` cannot be combined with Prefill role `p`");
+}
+
+TEST(RoleKinds, PrefillAndDecodeAppearOnce) {
+    const auto found = of_rule(
+        judge(deployment(
+            "vLLM", "",
+            "[{name: p, kind: Prefill}, {name: d1, kind: Decode}, {name: d2, kind: Decode}]")),
+        "role-kinds");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[2].kind");
+    EXPECT_EQ(found[0].message, "Decode may appear once; roles `d1` and `d2` are both Decode");
+}
+
+TEST(RoleKinds, ManyServersOrOnePairAreFine) {
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "", "[{name: a}, {name: b}, {name: c}]")), "role-kinds")
+            .empty());
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "",
+                                         "[{name: p, kind: Prefill}, {name: d, kind: Decode}]")),
+                        "role-kinds")
+                    .empty());
+}
+
+TEST(RoleNames, DuplicatesAreRefused) {
+    const auto found =
+        of_rule(judge(deployment("vLLM", "", "[{name: a}, {name: a}]")), "role-names");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[1].name");
+    EXPECT_EQ(found[0].message, "role name `a` is also spec.roles[0].name");
+}
+
+TEST(RoleNames, DerivedServiceNamesMustBeDistinct) {
+    // `md-router` is the router's Service; a role named `router` would take it.
+    const auto routed =
+        of_rule(judge(deployment("vLLM", "{name: vllm-router}", "[{name: router}]")), "role-names");
+    ASSERT_EQ(routed.size(), 1u);
+    EXPECT_EQ(routed[0].message,
+              "Service name `md-router` of role `router` is also the router Service");
+    // A multi-member role's per-replica Services `md-a-r0`... may collide with a role `a-r0`.
+    const auto replicas =
+        of_rule(judge(deployment("vLLM", "", "[{name: a, size: 2}, {name: a-r0}]")), "role-names");
+    ASSERT_EQ(replicas.size(), 1u);
+    EXPECT_EQ(replicas[0].path, "spec.roles[1].name");
+    EXPECT_EQ(replicas[0].message,
+              "Service name `md-a-r0` of role `a-r0` is also the Service of role `a`");
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "", "[{name: router}]")), "role-names").empty());
+}
+
+TEST(RoleNames, ServiceNamesAndHostnamesAreDnsLabels) {
+    const std::string long_name(61, 'x');
+    const auto service =
+        of_rule(judge(deployment("vLLM", "", "[{name: " + long_name + "}]")), "role-names");
+    ASSERT_EQ(service.size(), 1u);
+    EXPECT_EQ(service[0].message.substr(0, 22), "Service name `md-xxxxx");
+    const auto hostname =
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: " + std::string(55, 'y') + ", replicas: 12, size: 2}]")),
+                "role-names");
+    ASSERT_EQ(hostname.size(), 1u);
+    EXPECT_EQ(hostname[0].message, "member hostname `md-" + std::string(55, 'y') +
+                                       "-r11-m1` is longer than 63 characters");
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: " + std::string(40, 'z') + ", replicas: 12, size: 2}]")),
+                "role-names")
+            .empty());
+}
+
+TEST(EngineOwnedEnv, OperatorSetVariablesAreRefusedPerEngine) {
+    const auto found = of_rule(
+        judge(deployment(
+            "SGLang", "",
+            "[{name: s, env: [{name: HF_HOME, value: /cache}, {name: MOONCAKE_MASTER, value: x}, "
+            "{name: GPUSTACK_MEMBER_INDEX, value: '0'}, {name: VLLM_MOONCAKE_BOOTSTRAP_PORT, "
+            "value: '1'}]}]")),
+        "engine-owned-env");
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].env[1]");
+    EXPECT_EQ(found[0].message, "`MOONCAKE_MASTER` is set by the operator on every SGLang Pod");
+    EXPECT_EQ(found[1].path, "spec.roles[0].env[2]");
+}
+
+TEST(EngineOwnedEnv, TakeOverRolesAreJudgedToo) {
+    EXPECT_EQ(of_rule(judge(deployment(
+                          "vLLM", "",
+                          "[{name: s, command: [run], env: [{name: GPUSTACK_REPLICA_SIZE}]}]")),
+                      "engine-owned-env")
+                  .size(),
+              1u);
+}
+
+TEST(Resources, APartitionAndASliceCannotBothApply) {
+    const auto found =
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: s, resources: {acceleratorPartitionedProfile: 1g.10gb, "
+                                 "acceleratorSlicedMemoryPercentage: 50}}]")),
+                "resources");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].resources");
+    EXPECT_TRUE(of_rule(judge(deployment(
+                            "vLLM", "",
+                            "[{name: s, resources: {acceleratorPartitionedProfile: 1g.10gb}}]")),
+                        "resources")
+                    .empty());
+}
+
+TEST(EngineVersion, RequiredWhenARoleNamesNoImage) {
+    std::string yaml =
+        deployment("vLLM", "", "[{name: s, image: 'vllm/vllm-openai:v0.29.0'}, {name: t}]");
+    yaml.replace(yaml.find(", version: \"1\""), 14, "");
+    const auto found = of_rule(judge(yaml), "engine-version");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.engine.version");
+    EXPECT_EQ(found[0].message,
+              "spec.engine.version is required: role `t` names no image, so the operator picks one "
+              "by engine version");
+    std::string all_images =
+        deployment("vLLM", "", "[{name: s, image: 'vllm/vllm-openai:v0.29.0'}]");
+    all_images.replace(all_images.find(", version: \"1\""), 14, "");
+    EXPECT_TRUE(of_rule(judge(all_images), "engine-version").empty());
+}
+
+TEST(KvCache, ThePoolIsRequired) {
+    const auto found = of_rule(
+        judge(deployment("vLLM", "", "[{name: s}]", "  kvCache: {poolRef: {}}\n")), "kv-cache");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.kvCache.poolRef.name");
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "", "[{name: s}]", "  kvCache: {poolRef: {name: p}}\n")),
+                "kv-cache")
+            .empty());
+}
+
+}  // namespace
+}  // namespace mdadmit::test
