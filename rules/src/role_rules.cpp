@@ -168,6 +168,40 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
+void served_model_name(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        const FlagOccurrence* flag = role.args.last({"--served-model-name"});
+        if (role.role->takes_over() || flag == nullptr) {
+            continue;
+        }
+        const std::string fix =
+            "pass --served-model-name " + ctx.model.model_name + " (spec.model.name), or drop it";
+        if (!flag->value) {
+            sink.report("served-model-name", role.arg_path(flag->flag_index),
+                        "--served-model-name on role " + code(role.role->name) + " has no value",
+                        fix);
+            continue;
+        }
+        const auto& tokens = *role.arg_tokens;
+        const std::size_t after = flag->value_index + 1;
+        if (flag->value_index != flag->flag_index && after < tokens.size() &&
+            !tokens[after].empty() && tokens[after].front() != '-') {
+            sink.report("served-model-name", role.arg_path(after),
+                        "--served-model-name on role " + code(role.role->name) +
+                            " names more than one model; the operator serves exactly one",
+                        fix);
+            continue;
+        }
+        if (*flag->value != ctx.model.model_name) {
+            sink.report("served-model-name", role.arg_path(flag->value_index),
+                        "--served-model-name " + code(*flag->value) + " on role " +
+                            code(role.role->name) + " differs from spec.model.name " +
+                            code(ctx.model.model_name),
+                        fix);
+        }
+    }
+}
+
 constexpr std::array definitions{
     RuleDefinition{"role-kinds", role_kinds},
     RuleDefinition{"role-names", role_names},
@@ -175,6 +209,7 @@ constexpr std::array definitions{
     RuleDefinition{"resources", resources},
     RuleDefinition{"engine-version", engine_version},
     RuleDefinition{"kv-cache", kv_cache},
+    RuleDefinition{"served-model-name", served_model_name},
 };
 
 }  // namespace

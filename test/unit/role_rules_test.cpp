@@ -150,5 +150,37 @@ TEST(KvCache, ThePoolIsRequired) {
             .empty());
 }
 
+TEST(ServedModelName, MustBeExactlyTheModelName) {
+    const auto other = of_rule(
+        judge(deployment("vLLM", "", "[{name: s, extraArgs: [--served-model-name, chat]}]")),
+        "served-model-name");
+    ASSERT_EQ(other.size(), 1u);
+    EXPECT_EQ(other[0].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(other[0].message,
+              "--served-model-name `chat` on role `s` differs from spec.model.name `m`");
+    const auto two = of_rule(
+        judge(deployment("vLLM", "", "[{name: s, extraArgs: [--served-model-name, m, alias]}]")),
+        "served-model-name");
+    ASSERT_EQ(two.size(), 1u);
+    EXPECT_EQ(two[0].path, "spec.roles[0].extraArgs[2]");
+    EXPECT_EQ(two[0].message,
+              "--served-model-name on role `s` names more than one model; the operator serves "
+              "exactly one");
+}
+
+TEST(ServedModelName, SilentWhenEqualAbsentOrOnATakeOverRole) {
+    EXPECT_TRUE(of_rule(judge(deployment(
+                            "vLLM", "",
+                            "[{name: s, extraArgs: ['--served-model-name=m', --port, '8000']}]")),
+                        "served-model-name")
+                    .empty());
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "", "[{name: s}]")), "served-model-name").empty());
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: s, command: [vllm, serve, --served-model-name, x]}]")),
+                "served-model-name")
+            .empty());
+}
+
 }  // namespace
 }  // namespace mdadmit::test

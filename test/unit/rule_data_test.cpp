@@ -24,7 +24,7 @@ TEST(RuleData, BuiltInDataParsesAndMatchesTheImplementedRules) {
     auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "(built in)");
     ASSERT_TRUE(data.ok()) << data.error().message;
     EXPECT_TRUE(rules::Engine::create(data.value()).ok());
-    EXPECT_EQ(data.value().rules.size(), 22u);
+    EXPECT_EQ(data.value().rules.size(), 23u);
     EXPECT_EQ(data.value().router("vllm-router")->owned_flags.size(), 13u);
 }
 
