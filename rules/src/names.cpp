@@ -7,6 +7,7 @@
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/rule_data.hpp"
 
 namespace mdadmit::rules {
 
@@ -74,6 +75,18 @@ std::string_view to_string(ServingMode mode) {
             return "Encode";
         case ServingMode::unknown:
             break;
+    }
+    return "unknown";
+}
+
+std::string_view to_string(FlagTarget target) {
+    switch (target) {
+        case FlagTarget::router:
+            return "router";
+        case FlagTarget::engine:
+            return "engine";
+        case FlagTarget::routing_sidecar:
+            return "routing-sidecar";
     }
     return "unknown";
 }

@@ -71,18 +71,6 @@ std::optional<FlagToEnsure> resolve(const RenderedFlag& rendered, const ModelDep
 
 }  // namespace
 
-std::string_view to_string(FlagTarget target) {
-    switch (target) {
-        case FlagTarget::router:
-            return "router";
-        case FlagTarget::engine:
-            return "engine";
-        case FlagTarget::routing_sidecar:
-            return "routing-sidecar";
-    }
-    return "unknown";
-}
-
 const RolePlan* Plan::role(std::string_view name) const {
     const auto it =
         std::find_if(roles.begin(), roles.end(), [&](const RolePlan& r) { return r.name == name; });

@@ -53,6 +53,15 @@ void sample(std::string& out, std::string_view name, std::string_view labels,
     out += '\n';
 }
 
+// A counter family with one sample per label set.
+void counters(std::string& out, std::string_view name, std::string_view help,
+              const std::map<std::string, std::uint64_t>& samples) {
+    family(out, name, "counter", help);
+    for (const auto& [labels, count] : samples) {
+        sample(out, name, labels, std::to_string(count));
+    }
+}
+
 }  // namespace
 
 void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency) {
@@ -76,20 +85,22 @@ void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseco
 void Metrics::count_finding(std::string_view rule, std::string_view severity) {
     std::string key =
         "rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) + "\"";
-    const std::lock_guard lock(mutex_);
-    ++findings_[std::move(key)];
+    increment(findings_, std::move(key));
 }
 
 void Metrics::count_unjudged_kind(std::string_view kind) {
     std::string key = "kind=\"" + escape_label(kind) + "\"";
-    const std::lock_guard lock(mutex_);
-    ++unjudged_[std::move(key)];
+    increment(unjudged_, std::move(key));
 }
 
 void Metrics::count_lookup(std::string_view result) {
     std::string key = "result=\"" + escape_label(result) + "\"";
+    increment(lookups_, std::move(key));
+}
+
+void Metrics::increment(std::map<std::string, std::uint64_t>& family, std::string labels) {
     const std::lock_guard lock(mutex_);
-    ++lookups_[std::move(key)];
+    ++family[std::move(labels)];
 }
 
 void Metrics::count_certificate_reload(bool ok) {
@@ -100,11 +111,9 @@ void Metrics::count_certificate_reload(bool ok) {
 std::string Metrics::exposition() const {
     std::string out;
     const std::lock_guard lock(mutex_);
-    family(out, "mdadmit_requests_total", "counter",
-           "HTTP requests answered, by path, status code, operation, verdict and dry run.");
-    for (const auto& [labels, count] : requests_) {
-        sample(out, "mdadmit_requests_total", labels, std::to_string(count));
-    }
+    counters(out, "mdadmit_requests_total",
+             "HTTP requests answered, by path, status code, operation, verdict and dry run.",
+             requests_);
     family(out, "mdadmit_request_duration_seconds", "histogram",
            "Time from a request's last byte read to its answer written.");
     for (const auto& [path, histogram] : latency_) {
@@ -120,21 +129,14 @@ std::string Metrics::exposition() const {
         sample(out, "mdadmit_request_duration_seconds_count", path_label,
                std::to_string(histogram.count));
     }
-    family(out, "mdadmit_findings_total", "counter",
-           "Rule findings reported, by rule and severity.");
-    for (const auto& [labels, count] : findings_) {
-        sample(out, "mdadmit_findings_total", labels, std::to_string(count));
-    }
-    family(out, "mdadmit_unjudged_kind_total", "counter",
-           "Admission requests for a kind this webhook does not judge (allowed unchanged).");
-    for (const auto& [labels, count] : unjudged_) {
-        sample(out, "mdadmit_unjudged_kind_total", labels, std::to_string(count));
-    }
-    family(out, "mdadmit_cluster_lookups_total", "counter",
-           "ModelDeployments read for the mutating path, by result (found, missing).");
-    for (const auto& [labels, count] : lookups_) {
-        sample(out, "mdadmit_cluster_lookups_total", labels, std::to_string(count));
-    }
+    counters(out, "mdadmit_findings_total", "Rule findings reported, by rule and severity.",
+             findings_);
+    counters(out, "mdadmit_unjudged_kind_total",
+             "Admission requests for a kind this webhook does not judge (allowed unchanged).",
+             unjudged_);
+    counters(out, "mdadmit_cluster_lookups_total",
+             "ModelDeployments read for the mutating path, by result (found, not_found, error).",
+             lookups_);
     const auto scalar = [&](std::string_view name, std::string_view type, std::string_view help,
                             auto value) {
         family(out, name, type, help);

@@ -52,6 +52,8 @@ class Metrics {
     std::string exposition() const;
 
   private:
+    void increment(std::map<std::string, std::uint64_t>& family, std::string labels);
+
     struct Histogram {
         std::array<std::uint64_t, latency_buckets.size()> buckets{};
         std::uint64_t count = 0;
