@@ -1,5 +1,6 @@
 #include "mdadmit/rules/decode.hpp"
 
+#include <algorithm>
 #include <boost/json/value.hpp>
 
 #include "field_path.hpp"
@@ -176,6 +177,39 @@ std::vector<EnvVar> decode_env(Reader& in, const json::value* value, const Field
     return out;
 }
 
+// The members of a volume entry that describe its mount rather than its source.
+bool is_mount_field(std::string_view key) {
+    return key == "name" || key == "mountPath" || key == "subPath" || key == "subPathExpr" ||
+           key == "readOnly" || key == "recursiveReadOnly" || key == "mountPropagation";
+}
+
+std::vector<Volume> decode_volumes(Reader& in, const json::value* value, const FieldPath& path) {
+    std::vector<Volume> out;
+    const json::array* items = in.array(value, path);
+    if (items == nullptr) {
+        return out;
+    }
+    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
+    for (std::size_t k = 0; k < count; ++k) {
+        const FieldPath item_path = path.element(k);
+        const json::object* item = in.object(&(*items)[k], item_path);
+        Volume volume;
+        volume.name =
+            in.string(Reader::member(item, "name"), item_path.member("name")).value_or("");
+        volume.mount_path =
+            in.string(Reader::member(item, "mountPath"), item_path.member("mountPath"));
+        volume.sub_path = in.string(Reader::member(item, "subPath"), item_path.member("subPath"));
+        if (item != nullptr) {
+            volume.is_object = true;
+            volume.has_source = std::any_of(item->begin(), item->end(), [](const auto& member) {
+                return !is_mount_field(member.key()) && member.value().is_object();
+            });
+        }
+        out.push_back(std::move(volume));
+    }
+    return out;
+}
+
 Role decode_role(Reader& in, const json::object* object, std::size_t index, const FieldPath& path) {
     Role role;
     role.index = index;
@@ -200,10 +234,8 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
     role.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
                           .value_or(std::vector<std::string>{});
     role.env = decode_env(in, Reader::member(object, "env"), path.member("env"));
-    if (const auto* volumes = in.array(Reader::member(object, "additionalVolumes"),
-                                       path.member("additionalVolumes"))) {
-        role.additional_volume_count = volumes->size();
-    }
+    role.additional_volumes = decode_volumes(in, Reader::member(object, "additionalVolumes"),
+                                             path.member("additionalVolumes"));
     const FieldPath elastic_path = path.member("elasticEp");
     if (const auto* elastic = in.object(Reader::member(object, "elasticEp"), elastic_path)) {
         role.has_elastic_ep = true;

@@ -16,7 +16,8 @@ constexpr std::string_view schema_rule = "schema";
 
 std::vector<RuleDefinition> all_rules() {
     std::vector<RuleDefinition> out;
-    for (auto group : {routing_rules(), encode_rules(), port_rules(), role_rules()}) {
+    for (auto group : {routing_rules(), encode_rules(), port_rules(), role_rules(),
+                       engine_arg_rules(), update_rules()}) {
         out.insert(out.end(), group.begin(), group.end());
     }
     return out;
@@ -95,8 +96,15 @@ Evaluation Engine::evaluate(const Review& review) const {
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");
     }
     // The semantic rules judge what is well-formed: the decoder left malformed values absent.
-    const DeploymentFacts facts = derive_facts(decoded.model, state_->data, review.instance_types);
-    const RuleContext context{decoded.model, facts, state_->data};
+    DeploymentFacts facts = derive_facts(decoded.model, state_->data, review.instance_types);
+    RuleContext context{decoded.model, facts, state_->data, review.object};
+    std::optional<Decoded> old;
+    if (review.operation == Operation::update && review.old_object != nullptr) {
+        old = decode_model_deployment(*review.old_object);
+        mark_unchanged_roles(facts, review.object, *review.old_object);
+        context.old_object = review.old_object;
+        context.old_model = &old->model;
+    }
     for (const auto& rule : state_->rules) {
         rule.judge(context, sink);
     }

@@ -104,7 +104,7 @@ void decoder_proxy_port(const RuleContext& ctx, FindingSink& sink) {
 
 void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
-        if (role.proxy_fronted_decoder || role.role->ports.empty() ||
+        if (role.unchanged_from_old || role.proxy_fronted_decoder || role.role->ports.empty() ||
             !role.role->ports.front().port) {
             continue;
         }
@@ -143,6 +143,9 @@ bool reserved_applies(const ReservedPorts& entry, const RuleContext& ctx, const 
 
 void reserved_port(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
+        if (role.unchanged_from_old) {
+            continue;
+        }
         const FlagOccurrence* flag = role.args.last({"--port"});
         const auto passed = role.args.integer({"--port"});
         for (const auto& entry : ctx.data.reserved_ports) {

@@ -171,7 +171,7 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
 void served_model_name(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const FlagOccurrence* flag = role.args.last({"--served-model-name"});
-        if (role.role->takes_over() || flag == nullptr) {
+        if (role.unchanged_from_old || role.role->takes_over() || flag == nullptr) {
             continue;
         }
         const std::string fix =
@@ -202,6 +202,66 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
+bool has_parent_segment(std::string_view path) {
+    for (std::size_t start = 0;;) {
+        const std::size_t end = path.find('/', start);
+        if (path.substr(start, end - start) == "..") {
+            return true;
+        }
+        if (end == std::string_view::npos) {
+            return false;
+        }
+        start = end + 1;
+    }
+}
+
+// `/models/` and `/models` are one mount point.
+std::string_view mount_point(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') {
+        path.remove_suffix(1);
+    }
+    return path;
+}
+
+void volumes(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        std::map<std::string_view, std::string> mounted;  // mount point -> field path
+        const auto& entries = role.role->additional_volumes;
+        for (std::size_t k = 0; k < entries.size(); ++k) {
+            const Volume& volume = entries[k];
+            if (!volume.is_object) {
+                continue;
+            }
+            const std::string path = role.path() + ".additionalVolumes[" + std::to_string(k) + "]";
+            const std::string label = volume.name.empty()
+                                          ? "additional volume " + std::to_string(k)
+                                          : "additional volume " + code(volume.name);
+            if (!volume.has_source) {
+                sink.report("volumes", path,
+                            label + " of role " + code(role.role->name) + " names no source",
+                            "add one source, e.g. persistentVolumeClaim: {claimName: models} or "
+                            "hostPath: {path: /data}");
+            }
+            if (volume.mount_path && !volume.mount_path->empty()) {
+                const auto [it, fresh] =
+                    mounted.emplace(mount_point(*volume.mount_path), path + ".mountPath");
+                if (!fresh) {
+                    sink.report("volumes", path + ".mountPath",
+                                label + " mounts at " + code(*volume.mount_path) + ", as does " +
+                                    it->second,
+                                "mount each volume at its own path");
+                }
+            }
+            if (volume.sub_path && has_parent_segment(*volume.sub_path)) {
+                sink.report("volumes", path + ".subPath",
+                            label + " has subPath " + code(*volume.sub_path) +
+                                ", whose '..' segment reaches outside the volume",
+                            "name a path inside the volume");
+            }
+        }
+    }
+}
+
 constexpr std::array definitions{
     RuleDefinition{"role-kinds", role_kinds},
     RuleDefinition{"role-names", role_names},
@@ -210,6 +270,7 @@ constexpr std::array definitions{
     RuleDefinition{"engine-version", engine_version},
     RuleDefinition{"kv-cache", kv_cache},
     RuleDefinition{"served-model-name", served_model_name},
+    RuleDefinition{"volumes", volumes},
 };
 
 }  // namespace

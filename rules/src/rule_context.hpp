@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,7 +17,15 @@ struct RuleContext {
     const ModelDeployment& model;
     const DeploymentFacts& facts;
     const RuleData& data;
+    const boost::json::value& object;
+    // UPDATE only: the object as stored, raw and decoded; null otherwise.
+    const boost::json::value* old_object = nullptr;
+    const ModelDeployment* old_model = nullptr;
 };
+
+// Marks the roles an UPDATE leaves exactly as they were, which the ratcheting rules skip.
+void mark_unchanged_roles(DeploymentFacts& facts, const boost::json::value& object,
+                          const boost::json::value& old_object);
 
 // Collects findings; the severity of each comes from the rule data, not from the rule.
 class FindingSink {
@@ -41,6 +50,8 @@ std::span<const RuleDefinition> routing_rules();
 std::span<const RuleDefinition> encode_rules();
 std::span<const RuleDefinition> port_rules();
 std::span<const RuleDefinition> role_rules();
+std::span<const RuleDefinition> engine_arg_rules();
+std::span<const RuleDefinition> update_rules();
 
 // Shared wording helpers.
 // `text` in back-quotes, the way messages quote a flag or a value.

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "data_reader.hpp"
 #include "field_path.hpp"
 #include "mdadmit/rules/json_input.hpp"
 
@@ -17,105 +18,11 @@ namespace json = boost::json;
 
 constexpr int supported_version = 1;
 
-// Thrown only inside this file and turned into an Error at the parse_rule_data boundary.
-struct DataError {
-    std::string path;
-    std::string problem;
-};
-
-// Strict reading of the data file: every field is required unless read with `optional_`.
-class DataReader {
-  public:
-    static const json::object& object(const json::value& value, const FieldPath& path) {
-        if (!value.is_object()) {
-            throw DataError{path.text(), "expected an object"};
-        }
-        return value.get_object();
-    }
-
-    static const json::value& field(const json::object& object, std::string_view key,
-                                    const FieldPath& path) {
-        const json::value* value = object.if_contains(key);
-        if (value == nullptr) {
-            throw DataError{path.member(key).text(), "required field is missing"};
-        }
-        return *value;
-    }
-
-    static const json::array& array(const json::value& value, const FieldPath& path) {
-        if (!value.is_array()) {
-            throw DataError{path.text(), "expected an array"};
-        }
-        return value.get_array();
-    }
-
-    static std::string string(const json::value& value, const FieldPath& path) {
-        if (!value.is_string() || value.get_string().empty()) {
-            throw DataError{path.text(), "expected a non-empty string"};
-        }
-        return std::string(value.get_string());
-    }
-
-    static std::int64_t integer(const json::value& value, const FieldPath& path,
-                                std::int64_t minimum, std::int64_t maximum) {
-        if (!value.is_int64() || value.get_int64() < minimum || value.get_int64() > maximum) {
-            throw DataError{path.text(), "expected an integer from " + std::to_string(minimum) +
-                                             " to " + std::to_string(maximum)};
-        }
-        return value.get_int64();
-    }
-
-    static std::vector<std::string> strings(const json::value& value, const FieldPath& path) {
-        std::vector<std::string> out;
-        const json::array& items = array(value, path);
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            out.push_back(string(items[i], path.element(i)));
-        }
-        return out;
-    }
-
-    template <typename T, typename Parse>
-    static std::vector<T> each(const json::value& value, const FieldPath& path, Parse parse) {
-        std::vector<T> out;
-        const json::array& items = array(value, path);
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            out.push_back(parse(items[i], path.element(i)));
-        }
-        return out;
-    }
-};
-
-using R = DataReader;
-
-EngineKind parse_engine(const json::value& value, const FieldPath& path) {
-    const std::string name = R::string(value, path);
-    if (name == "vLLM")
-        return EngineKind::vllm;
-    if (name == "SGLang")
-        return EngineKind::sglang;
-    throw DataError{path.text(), "unknown engine \"" + name + "\"; expected vLLM or SGLang"};
-}
-
-Platform parse_platform(const json::value& value, const FieldPath& path) {
-    const std::string name = R::string(value, path);
-    for (Platform p : {Platform::nvidia, Platform::amd, Platform::ascend, Platform::other}) {
-        if (name == to_string(p)) {
-            return p;
-        }
-    }
-    throw DataError{path.text(),
-                    "unknown platform \"" + name + "\"; expected nvidia, amd, ascend or other"};
-}
-
-RoleKind parse_kind(const json::value& value, const FieldPath& path) {
-    const std::string name = R::string(value, path);
-    for (RoleKind k : {RoleKind::server, RoleKind::prefill, RoleKind::decode, RoleKind::encode}) {
-        if (name == to_string(k)) {
-            return k;
-        }
-    }
-    throw DataError{path.text(), "unknown role kind \"" + name + "\""};
-}
+using data_file::DataError;
+using data_file::parse_engine;
+using data_file::parse_kind;
+using data_file::parse_platform;
+using R = data_file::DataReader;
 
 RuleInfo parse_rule(const json::value& value, const FieldPath& path) {
     const json::object& object = R::object(value, path);
@@ -370,6 +277,12 @@ RuleData parse(const json::value& root_value) {
         parse_candidates(R::field(root_object, "candidates", root), root.member("candidates"));
     data.rendered_flags = R::each<RenderedFlag>(R::field(root_object, "renderedFlags", root),
                                                 root.member("renderedFlags"), parse_rendered);
+    data.owned_args = data_file::parse_owned_args(R::field(root_object, "ownedArgs", root),
+                                                  root.member("ownedArgs"));
+    data.flag_spellings = data_file::parse_flag_spellings(
+        R::field(root_object, "flagSpellings", root), root.member("flagSpellings"));
+    data.elastic_ep_owned_flags = R::strings(R::field(root_object, "elasticEpOwnedFlags", root),
+                                             root.member("elasticEpOwnedFlags"));
     check_consistency(data);
     return data;
 }
@@ -406,6 +319,11 @@ bool RuleData::owns_env(EngineKind engine, std::string_view name) const {
     };
     const auto it = owned_env.find(engine);
     return listed(owned_env_every_engine) || (it != owned_env.end() && listed(it->second));
+}
+
+FlagSpelling RuleData::spelling(EngineKind engine) const {
+    const auto it = flag_spellings.find(engine);
+    return it == flag_spellings.end() ? FlagSpelling{} : it->second;
 }
 
 Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin) {

@@ -182,5 +182,56 @@ TEST(ServedModelName, SilentWhenEqualAbsentOrOnATakeOverRole) {
             .empty());
 }
 
+std::vector<rules::Finding> volumes(std::string_view entries) {
+    return of_rule(judge(deployment(
+                       "vLLM", "", "[{name: s, additionalVolumes: " + std::string(entries) + "}]")),
+                   "volumes");
+}
+
+TEST(Volumes, EachVolumeNamesASource) {
+    const auto found = volumes("[{name: models, mountPath: /models}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::deny);
+    EXPECT_EQ(found[0].path, "spec.roles[0].additionalVolumes[0]");
+    EXPECT_EQ(found[0].message, "additional volume `models` of role `s` names no source");
+    EXPECT_EQ(found[0].hint,
+              "add one source, e.g. persistentVolumeClaim: {claimName: models} or hostPath: "
+              "{path: /data}");
+}
+
+TEST(Volumes, MountPathsAreUniqueWithinARole) {
+    const auto found = volumes(
+        "[{name: a, mountPath: /models, hostPath: {path: /a}}, {name: b, mountPath: /models/, "
+        "emptyDir: {}}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].additionalVolumes[1].mountPath");
+    EXPECT_EQ(found[0].message,
+              "additional volume `b` mounts at `/models/`, as does "
+              "spec.roles[0].additionalVolumes[0].mountPath");
+}
+
+TEST(Volumes, SubPathStaysInsideTheVolume) {
+    const auto found =
+        volumes("[{name: a, mountPath: /m, subPath: 'cache/../../etc', hostPath: {path: /a}}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].additionalVolumes[0].subPath");
+    EXPECT_EQ(found[0].message,
+              "additional volume `a` has subPath `cache/../../etc`, whose '..' segment reaches "
+              "outside the volume");
+}
+
+TEST(Volumes, WellFormedVolumesAreAdmitted) {
+    EXPECT_TRUE(volumes("[{name: a, mountPath: /a, subPath: 'x..y/z', persistentVolumeClaim: "
+                        "{claimName: c}}, {name: b, mountPath: /b, csi: {driver: d}}]")
+                    .empty());
+    // Two roles may mount at the same path: each is its own Pod.
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "",
+                                         "[{name: a, additionalVolumes: [{name: v, mountPath: "
+                                         "/m, emptyDir: {}}]}, {name: b, additionalVolumes: "
+                                         "[{name: v, mountPath: /m, emptyDir: {}}]}]")),
+                        "volumes")
+                    .empty());
+}
+
 }  // namespace
 }  // namespace mdadmit::test

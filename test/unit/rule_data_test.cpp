@@ -24,7 +24,7 @@ TEST(RuleData, BuiltInDataParsesAndMatchesTheImplementedRules) {
     auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "(built in)");
     ASSERT_TRUE(data.ok()) << data.error().message;
     EXPECT_TRUE(rules::Engine::create(data.value()).ok());
-    EXPECT_EQ(data.value().rules.size(), 23u);
+    EXPECT_EQ(data.value().rules.size(), 29u);
     EXPECT_EQ(data.value().router("vllm-router")->owned_flags.size(), 13u);
 }
 
@@ -49,8 +49,35 @@ TEST(RuleData, MalformedFilesAreRefusedNamingTheField) {
     data.as_object()["version"] = 2;
     EXPECT_EQ(refusal(data),
               "rule data test.json: version: unsupported version 2; this build reads version 1");
+    data = embedded();
+    data.as_object()["ownedArgs"].as_array()[0].as_object()["shortestPrefix"] = "--kv-x";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: ownedArgs[0].shortestPrefix: \"--kv-x\" is not "
+              "a prefix of --kv-transfer-config");
+    data = embedded();
+    data.as_object()["flagSpellings"].as_object()["vLLM"].as_array()[0] = "camelCase";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: flagSpellings.vLLM: expected underscores, dotted-members or "
+              "unique-prefixes, got \"camelCase\"");
     EXPECT_NE(rules::parse_rule_data("{\"version\":", "t").error().message.find("invalid JSON"),
               std::string::npos);
+}
+
+TEST(FlagSpelling, EngineParsersAcceptMoreThanTheExactName) {
+    const rules::FlagSpelling vllm{true, true, true};
+    const std::string_view flag = "--kv-transfer-config";
+    EXPECT_TRUE(rules::spells("--kv-transfer-config", flag, "--kv-t", vllm));
+    EXPECT_TRUE(rules::spells("--kv_transfer_config", flag, "--kv-t", vllm));
+    EXPECT_TRUE(rules::spells("--kv-transfer-config.kv_role", flag, "--kv-t", vllm));
+    EXPECT_TRUE(rules::spells("--kv-t", flag, "--kv-t", vllm));
+    EXPECT_FALSE(rules::spells("--kv-", flag, "--kv-t", vllm));                   // ambiguous
+    EXPECT_FALSE(rules::spells("--kv-transfer-config-x", flag, "--kv-t", vllm));  // longer
+    EXPECT_FALSE(rules::spells("--kv-t", flag, "", vllm));  // no abbreviation known
+    const rules::FlagSpelling exact{};
+    EXPECT_FALSE(rules::spells("--kv_transfer_config", flag, "--kv-t", exact));
+    EXPECT_FALSE(rules::spells("--kv-t", flag, "--kv-t", exact));
+    EXPECT_TRUE(rules::spells("-dp", "-dp", "", vllm));
+    EXPECT_FALSE(rules::spells("-d_p", "-dp", "", vllm));  // short aliases have one spelling
 }
 
 TEST(RuleData, TheCatalogueAndTheImplementationMustAgree) {

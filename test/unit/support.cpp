@@ -28,6 +28,20 @@ rules::Evaluation judge(std::string_view yaml, rules::EngineOptions options) {
     throw std::runtime_error("no ModelDeployment in the test input");
 }
 
+rules::Evaluation judge_update(std::string_view yaml, std::string_view old_yaml) {
+    const auto only_document = [](std::string_view text) {
+        auto documents = inputs::parse_documents(text, "test");
+        if (!documents || documents.value().size() != 1) {
+            throw std::runtime_error("expected one ModelDeployment document");
+        }
+        return documents.value().front().value;
+    };
+    const boost::json::value object = only_document(yaml);
+    const boost::json::value old_object = only_document(old_yaml);
+    static const rules::Engine engine = rules::Engine::with_embedded_data();
+    return engine.evaluate({object, &old_object, nullptr, rules::Operation::update});
+}
+
 std::vector<rules::Finding> of_rule(const rules::Evaluation& evaluation, std::string_view rule) {
     std::vector<rules::Finding> out;
     for (const auto& finding : evaluation.findings) {

@@ -13,6 +13,9 @@ namespace mdadmit::test {
 // the same text supply platforms.
 rules::Evaluation judge(std::string_view yaml, rules::EngineOptions options = {});
 
+// Judges an UPDATE of the ModelDeployment in `old_yaml` to the one in `yaml`.
+rules::Evaluation judge_update(std::string_view yaml, std::string_view old_yaml);
+
 // The findings of one rule, in order.
 std::vector<rules::Finding> of_rule(const rules::Evaluation& evaluation, std::string_view rule);
 

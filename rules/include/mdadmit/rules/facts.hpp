@@ -29,6 +29,9 @@ struct RoleFacts {
     std::int64_t serving_port = 0;
     PortSource port_source = PortSource::engine_default;
     Platform platform = Platform::unknown;
+    // UPDATE only: the role is exactly as in oldObject, so the rules the operator ratchets
+    // (reserved ports, served model name, declared port) leave it alone.
+    bool unchanged_from_old = false;
 
     std::string path() const;                             // spec.roles[i]
     std::string arg_path(std::size_t token_index) const;  // spec.roles[i].extraArgs[j]

@@ -33,6 +33,17 @@ struct Resources {
     std::optional<std::string> interface_name;
 };
 
+// An entry of additionalVolumes: a Kubernetes volume source beside its mount.
+struct Volume {
+    bool is_object = false;  // an entry of another type is the structural check's to report
+    std::string name;
+    std::optional<std::string> mount_path;
+    std::optional<std::string> sub_path;
+    // A member other than the mount fields holds an object: hostPath, persistentVolumeClaim,
+    // configMap, or any source a newer Kubernetes adds.
+    bool has_source = false;
+};
+
 struct Role {
     std::size_t index = 0;  // position in spec.roles
     std::string name;
@@ -48,7 +59,7 @@ struct Role {
     std::optional<std::vector<std::string>> command;
     std::vector<std::string> extra_args;
     std::vector<EnvVar> env;
-    std::size_t additional_volume_count = 0;
+    std::vector<Volume> additional_volumes;  // index k is additionalVolumes[k]
     std::optional<std::int64_t> elastic_ep_width;
     bool has_elastic_ep = false;
 

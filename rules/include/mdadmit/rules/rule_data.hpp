@@ -83,6 +83,32 @@ struct RenderedFlag {
     std::string reason;
 };
 
+// How an engine's argument parser accepts a long flag beyond its exact spelling.
+struct FlagSpelling {
+    bool underscores = false;      // `--kv_transfer_config` is `--kv-transfer-config`
+    bool dotted_members = false;   // `--kv-transfer-config.kv_role=x` sets one member of it
+    bool unique_prefixes = false;  // `--kv-transfer` abbreviates `--kv-transfer-config`
+};
+
+// When the operator renders an engine flag itself.
+enum class OwnedWhen { always, encode_role, kv_cache };
+
+// An engine flag the operator renders on managed roles.
+struct OwnedArg {
+    std::string flag;
+    std::optional<EngineKind> engine;  // every engine when absent
+    std::optional<RoleKind> kind;      // only on roles of this kind
+    OwnedWhen when = OwnedWhen::always;
+    // The shortest abbreviation the engine's parser resolves to this flag alone; empty when
+    // the engine takes no abbreviations of it.
+    std::string shortest_prefix;
+    std::string reason;
+};
+
+// Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`.
+bool spells(std::string_view written, std::string_view flag, std::string_view shortest_prefix,
+            const FlagSpelling& spelling);
+
 struct RuleData {
     int version = 0;
     std::int64_t default_serving_port = 8000;
@@ -102,11 +128,16 @@ struct RuleData {
     std::map<EngineKind, std::vector<std::string>> owned_env;
     std::map<ServingMode, CandidateRule> candidates;
     std::vector<RenderedFlag> rendered_flags;
+    std::vector<OwnedArg> owned_args;
+    std::map<EngineKind, FlagSpelling> flag_spellings;  // engines not listed: exact only
+    // Flags the operator renders on an Elastic EP role (its data-parallel and Ray wiring).
+    std::vector<std::string> elastic_ep_owned_flags;
 
     const RuleInfo* rule(std::string_view id) const;
     const RouterData* router(std::string_view name) const;
     const std::string& preferred_router(EngineKind engine) const;
     bool owns_env(EngineKind engine, std::string_view name) const;
+    FlagSpelling spelling(EngineKind engine) const;
 };
 
 // The data file compiled into the binary (a copy of rules/data/rules.json).

@@ -1,0 +1,214 @@
+// Section 5 of the rules contract: what an UPDATE may change, judged against oldObject.
+#include <algorithm>
+#include <array>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <map>
+#include <set>
+
+#include "rule_context.hpp"
+
+namespace mdadmit::rules {
+
+namespace {
+
+namespace json = boost::json;
+
+const json::value* find(const json::value& object, std::string_view pointer) {
+    boost::system::error_code ec;
+    return object.find_pointer(pointer, ec);
+}
+
+const json::array* roles_of(const json::value& object) {
+    const json::value* roles = find(object, "/spec/roles");
+    return roles != nullptr && roles->is_array() ? &roles->get_array() : nullptr;
+}
+
+const json::value* role_named(const json::array& roles, std::string_view name) {
+    for (const auto& role : roles) {
+        const json::value* role_name =
+            role.is_object() ? role.get_object().if_contains("name") : nullptr;
+        if (role_name != nullptr && role_name->is_string() && role_name->get_string() == name) {
+            return &role;
+        }
+    }
+    return nullptr;
+}
+
+bool same(const json::value* a, const json::value* b) {
+    if (a == nullptr || b == nullptr) {
+        return a == b;
+    }
+    return *a == *b;
+}
+
+const Role* old_role_named(const ModelDeployment& old_model, std::string_view name) {
+    for (const auto& role : old_model.roles) {
+        if (role.name == name) {
+            return &role;
+        }
+    }
+    return nullptr;
+}
+
+// spec.model is frozen member by member, so the finding names the member that changed.
+void immutable_model(const RuleContext& ctx, FindingSink& sink) {
+    const json::value* now = find(ctx.object, "/spec/model");
+    const json::value* before = find(*ctx.old_object, "/spec/model");
+    if (same(now, before)) {
+        return;
+    }
+    const auto members = [](const json::value* value) {
+        std::map<std::string, const json::value*> out;
+        if (value != nullptr && value->is_object()) {
+            for (const auto& member : value->get_object()) {
+                out[std::string(member.key())] = &member.value();
+            }
+        }
+        return out;
+    };
+    const auto before_members = members(before);
+    const auto now_members = members(now);
+    std::set<std::string> keys;
+    for (const auto* side : {&before_members, &now_members}) {
+        for (const auto& entry : *side) {
+            keys.insert(entry.first);
+        }
+    }
+    const auto lookup = [](const auto& side, const std::string& key) -> const json::value* {
+        const auto it = side.find(key);
+        return it == side.end() ? nullptr : it->second;
+    };
+    for (const auto& key : keys) {
+        const json::value* old_value = lookup(before_members, key);
+        if (!same(lookup(now_members, key), old_value)) {
+            sink.report("immutable", "spec.model." + key,
+                        "spec.model." + key + " cannot change after creation (was " +
+                            (old_value == nullptr ? std::string("unset")
+                                                  : code(json::serialize(*old_value))) +
+                            ")",
+                        "restore it, or create a new ModelDeployment for another model");
+        }
+    }
+}
+
+void immutable(const RuleContext& ctx, FindingSink& sink) {
+    if (ctx.old_model == nullptr) {
+        return;
+    }
+    const ModelDeployment& old_model = *ctx.old_model;
+    immutable_model(ctx, sink);
+    const bool engine_changed =
+        ctx.model.engine != EngineKind::unknown && old_model.engine != EngineKind::unknown
+            ? ctx.model.engine != old_model.engine
+            : ctx.model.engine_name != old_model.engine_name;
+    if (engine_changed) {
+        sink.report("immutable", "spec.engine.name",
+                    "spec.engine.name cannot change from " + code(old_model.engine_name) + " to " +
+                        code(ctx.model.engine_name),
+                    "restore it, or create a new ModelDeployment for the other engine");
+    }
+    if (!same(find(ctx.object, "/spec/kvCache"), find(*ctx.old_object, "/spec/kvCache"))) {
+        sink.report("immutable", "spec.kvCache",
+                    "spec.kvCache cannot be added, removed or changed after creation",
+                    "restore it as it was");
+    }
+    if (ctx.model.router && old_model.router && ctx.model.router->name != old_model.router->name) {
+        sink.report("immutable", "spec.router.name",
+                    "spec.router.name cannot change in place from " + code(old_model.router->name) +
+                        " to " + code(ctx.model.router->name),
+                    "remove the router block in one update and add the new router in the next");
+    }
+    std::vector<std::string> added;
+    for (const auto& role : ctx.model.roles) {
+        const Role* before = old_role_named(old_model, role.name);
+        if (before == nullptr) {
+            added.push_back(code(role.name));
+        } else if (before->kind != role.kind && role.kind != RoleKind::unknown) {
+            sink.report("immutable", "spec.roles[" + std::to_string(role.index) + "].kind",
+                        "role " + code(role.name) + " cannot change kind from " +
+                            std::string(to_string(before->kind)) + " to " +
+                            std::string(to_string(role.kind)),
+                        "restore its kind; a new kind needs a new ModelDeployment");
+        }
+    }
+    std::vector<std::string> removed;
+    for (const auto& role : old_model.roles) {
+        if (std::none_of(ctx.model.roles.begin(), ctx.model.roles.end(),
+                         [&](const Role& now) { return now.name == role.name; })) {
+            removed.push_back(code(role.name));
+        }
+    }
+    if (!added.empty() || !removed.empty()) {
+        std::string change;
+        if (!added.empty()) {
+            change += "adds " + join(added, ", ", " and ");
+        }
+        if (!removed.empty()) {
+            change += std::string(change.empty() ? "" : " and ") + "removes " +
+                      join(removed, ", ", " and ");
+        }
+        sink.report("immutable", "spec.roles",
+                    "the set of role names cannot change; this update " + change,
+                    "keep the roles as they were; scale them with replicas");
+    }
+}
+
+void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
+    if (ctx.old_model == nullptr) {
+        return;
+    }
+    for (const auto& role : ctx.model.roles) {
+        const Role* before = old_role_named(*ctx.old_model, role.name);
+        if (before == nullptr) {
+            continue;
+        }
+        const std::string path = "spec.roles[" + std::to_string(role.index) + "]";
+        if (before->has_elastic_ep != role.has_elastic_ep) {
+            sink.report("elastic-ep-update", path + ".elasticEp",
+                        "elasticEp cannot be " +
+                            std::string(role.has_elastic_ep ? "added to" : "removed from") +
+                            " role " + code(role.name) + " after creation",
+                        "restore it as it was, or create a new ModelDeployment");
+            continue;
+        }
+        if (role.elastic_ep_width && before->elastic_ep_width &&
+            *role.elastic_ep_width < *before->elastic_ep_width) {
+            sink.report(
+                "elastic-ep-update", path + ".elasticEp.width",
+                "elasticEp.width of role " + code(role.name) + " cannot shrink from " +
+                    std::to_string(*before->elastic_ep_width) + " to " +
+                    std::to_string(*role.elastic_ep_width),
+                "keep the width at " + std::to_string(*before->elastic_ep_width) + " or grow it");
+        }
+    }
+}
+
+constexpr std::array definitions{
+    RuleDefinition{"immutable", immutable},
+    RuleDefinition{"elastic-ep-update", elastic_ep_update},
+};
+
+}  // namespace
+
+void mark_unchanged_roles(DeploymentFacts& facts, const json::value& object,
+                          const json::value& old_object) {
+    const json::array* roles = roles_of(object);
+    const json::array* old_roles = roles_of(old_object);
+    if (roles == nullptr || old_roles == nullptr) {
+        return;
+    }
+    for (auto& role : facts.roles) {
+        if (role.role->index >= roles->size()) {
+            continue;
+        }
+        const json::value* before = role_named(*old_roles, role.role->name);
+        role.unchanged_from_old = before != nullptr && *before == (*roles)[role.role->index];
+    }
+}
+
+std::span<const RuleDefinition> update_rules() {
+    return definitions;
+}
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,242 @@
+// Section 4 of the rules contract: engine arguments the operator owns or bounds.
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+using rules::Severity;
+
+std::vector<rules::Finding> owned_args(std::string_view engine, std::string_view roles,
+                                       std::string_view extra = "") {
+    return of_rule(judge(deployment(engine, "", roles, extra)), "engine-owned-args");
+}
+
+TEST(EngineOwnedArgs, VllmOwnedFlagIsRefusedWithTheEscapeHatch) {
+    const auto found =
+        owned_args("vLLM", "[{name: s, extraArgs: [--enforce-eager, --kv-transfer-config, '{}']}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::deny);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(found[0].message,
+              "`--kv-transfer-config` is set by the operator on role `s`: it wires the KV "
+              "connector of Prefill/Decode roles and of spec.kvCache");
+    EXPECT_EQ(found[0].hint,
+              "remove it; to pass it yourself, take the role over with `command` (the operator "
+              "then renders nothing for it)");
+}
+
+TEST(EngineOwnedArgs, VllmSpellingsAreRecognised) {
+    // Underscores, a dotted member and a unique prefix all reach --kv-transfer-config or
+    // --kv-events-config in vLLM's parser.
+    const auto found = owned_args(
+        "vLLM",
+        "[{name: s, extraArgs: ['--kv_transfer_config={}', '--kv-transfer-config.kv_role=kv_both', "
+        "--kv-trans, '{}', '--kv-e={}']}]");
+    ASSERT_EQ(found.size(), 4u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[0]");
+    EXPECT_EQ(found[0].message.substr(0, 63),
+              "`--kv_transfer_config` (read as `--kv-transfer-config`) is set ");
+    EXPECT_EQ(found[1].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(found[2].path, "spec.roles[0].extraArgs[2]");
+    EXPECT_EQ(found[3].path, "spec.roles[0].extraArgs[4]");
+    EXPECT_NE(found[3].message.find("(read as `--kv-events-config`)"), std::string::npos);
+}
+
+TEST(EngineOwnedArgs, AmbiguousPrefixesAndOtherFlagsAreLeftAlone) {
+    // `--kv-` could be --kv-cache-dtype too; vLLM refuses it itself, it is not an owned flag.
+    EXPECT_TRUE(
+        owned_args("vLLM", "[{name: s, extraArgs: [--kv-, x, --kv-cache-dtype, fp8]}]").empty());
+    // SGLang takes no abbreviations or underscores here, and vLLM's flags are not SGLang's.
+    EXPECT_TRUE(
+        owned_args("SGLang",
+                   "[{name: s, extraArgs: [--disaggregation_mode, prefill, --kv-transfer-config, "
+                   "'{}']}]")
+            .empty());
+}
+
+TEST(EngineOwnedArgs, TakeOverRolesAreNotJudged) {
+    EXPECT_TRUE(
+        owned_args("vLLM", "[{name: s, command: [vllm, serve, m, --kv-transfer-config, '{}']}]")
+            .empty());
+}
+
+TEST(EngineOwnedArgs, SglangOwnedFlagsAreRefused) {
+    const auto found = owned_args(
+        "SGLang",
+        "[{name: p, kind: Prefill, extraArgs: ['--disaggregation-mode=prefill']}, {name: d, kind: "
+        "Decode, extraArgs: [--hicache-storage-backend, mooncake]}]");
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[0]");
+    EXPECT_EQ(found[0].message,
+              "`--disaggregation-mode` is set by the operator on role `p`: it follows the role's "
+              "kind");
+    EXPECT_EQ(found[1].path, "spec.roles[1].extraArgs[0]");
+}
+
+TEST(EngineOwnedArgs, EncoderUrlsOnlyOnAnSglangPrefillBesideAnEncodeRole) {
+    const std::string epd =
+        "[{name: e, kind: Encode}, {name: p, kind: Prefill, extraArgs: [--encoder-urls, "
+        "'http://x']}, {name: d, kind: Decode}]";
+    const auto found = owned_args("SGLang", epd);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[1].extraArgs[0]");
+    EXPECT_EQ(found[0].message,
+              "`--encoder-urls` is set by the operator on role `p`: it points the Prefill role at "
+              "the Encode role's Service");
+    EXPECT_TRUE(owned_args("SGLang",
+                           "[{name: p, kind: Prefill, extraArgs: [--encoder-urls, 'http://x']}, "
+                           "{name: d, kind: Decode}]")
+                    .empty());
+}
+
+TEST(EngineOwnedArgs, KvCacheDtypeOnlyWhileAKvCacheIsSet) {
+    const std::string roles = "[{name: s, extraArgs: [--kv_cache_dtype, fp8]}]";
+    const auto found = owned_args("vLLM", roles, "  kvCache: {poolRef: {name: pool}}\n");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[0]");
+    EXPECT_EQ(found[0].message,
+              "`--kv_cache_dtype` (read as `--kv-cache-dtype`) is set by the operator on role `s`: "
+              "the KV cache pool of spec.kvCache fixes the cache's data type");
+    EXPECT_TRUE(owned_args("vLLM", roles).empty());
+}
+
+std::vector<rules::Finding> parallelism(std::string_view engine, std::string_view roles) {
+    return of_rule(judge(deployment(engine, "", roles)), "parallelism");
+}
+
+TEST(Parallelism, DegreesMustBeWholeNumbers) {
+    const auto found = parallelism(
+        "vLLM", "[{name: s, extraArgs: [-tp, two, '--data-parallel-size-local=-1', -pp]}]");
+    ASSERT_EQ(found.size(), 3u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(found[0].message,
+              "`-tp` on role `s` is `two`; it takes a whole number of at least 1");
+    EXPECT_EQ(found[1].path, "spec.roles[0].extraArgs[2]");
+    EXPECT_EQ(found[1].message,
+              "`--data-parallel-size-local` on role `s` is `-1`; it takes a whole number of at "
+              "least 0");
+    EXPECT_EQ(found[2].path, "spec.roles[0].extraArgs[3]");
+    EXPECT_EQ(found[2].message,
+              "`-pp` on role `s` has no value; it takes a whole number of at "
+              "least 1");
+    EXPECT_TRUE(parallelism("SGLang", "[{name: s, extraArgs: [--tp-size, '0']}]").size() == 1u);
+    EXPECT_TRUE(parallelism("vLLM", "[{name: s, extraArgs: ['-dpl=0', -tp, '2']}]").empty());
+}
+
+TEST(Parallelism, VllmWidthMustFitTheMembersAccelerators) {
+    const auto found = parallelism(
+        "vLLM",
+        "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, '2', -pp, '2', -dp, '2']}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].resources.accelerator");
+    EXPECT_EQ(found[0].message,
+              "role `s` runs 8 accelerators per member (tensor 2 x pipeline 2 x data 2) but "
+              "resources.accelerator is 4");
+    EXPECT_EQ(found[0].hint, "set resources.accelerator to 8, or lower the parallel sizes");
+    // The local data-parallel size replaces the global one; External DP runs one rank each.
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, '2', -dp, "
+                            "'8', -dpl, '2']}]")
+                    .empty());
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: s, resources: {accelerator: 2}, extraArgs: [-tp, '2', -dp, "
+                            "'8', --data-parallel-rank, '0']}]")
+                    .empty());
+}
+
+TEST(Parallelism, SglangDataParallelismNarrowsUnderDpAttention) {
+    const std::string wide =
+        "[{name: s, resources: {accelerator: 4}, extraArgs: [--tp-size, '4', --dp-size, '2']}]";
+    const auto found = parallelism("SGLang", wide);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].message,
+              "role `s` runs 8 accelerators per member (tensor 4 x data 2) but "
+              "resources.accelerator is 4");
+    EXPECT_TRUE(parallelism("SGLang",
+                            "[{name: s, resources: {accelerator: 4}, extraArgs: [--tp-size, '4', "
+                            "--dp-size, '2', --enable-dp-attention]}]")
+                    .empty());
+}
+
+TEST(Parallelism, SilentWithoutAWholeAcceleratorCountOrAcrossNodes) {
+    const std::string args = "extraArgs: [-tp, '8']";
+    for (const std::string resources :
+         {"{}", "{accelerator: 0}", "{accelerator: 1, acceleratorSlicedMemoryPercentage: 50}"}) {
+        EXPECT_TRUE(
+            parallelism("vLLM", "[{name: s, resources: " + resources + ", " + args + "}]").empty())
+            << resources;
+    }
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, '8', "
+                            "--nnodes, '2']}]")
+                    .empty());
+    EXPECT_TRUE(
+        parallelism("vLLM", "[{name: s, size: 2, resources: {accelerator: 4}, " + args + "}]")
+            .empty());
+}
+
+std::vector<rules::Finding> elastic(std::string_view engine, std::string_view roles) {
+    return of_rule(judge(deployment(engine, "", roles)), "elastic-ep");
+}
+
+TEST(ElasticEp, AWellFormedCollectiveIsAdmitted) {
+    EXPECT_TRUE(elastic("vLLM",
+                        "[{name: ep, elasticEp: {width: 4}, resources: {accelerator: 2}, "
+                        "extraArgs: [-tp, '2', --elastic-ep-max-dp-size, '8']}]")
+                    .empty());
+}
+
+TEST(ElasticEp, VllmOnlyAndTheOnlyRole) {
+    const auto sglang = elastic("SGLang", "[{name: ep, elasticEp: {width: 2}}]");
+    ASSERT_EQ(sglang.size(), 1u);
+    EXPECT_EQ(sglang[0].path, "spec.roles[0].elasticEp");
+    EXPECT_EQ(sglang[0].message, "Elastic EP role `ep` needs vLLM; spec.engine.name is `SGLang`");
+    const auto two = elastic("vLLM", "[{name: ep, elasticEp: {width: 2}}, {name: s}]");
+    ASSERT_EQ(two.size(), 1u);
+    EXPECT_EQ(two[0].path, "spec.roles[0].elasticEp");
+    EXPECT_EQ(two[0].message, "Elastic EP role `ep` must be the deployment's only role; it has 2");
+}
+
+TEST(ElasticEp, ShapeOfTheRole) {
+    const auto found = elastic("vLLM",
+                               "[{name: ep, kind: Prefill, replicas: 2, size: 2, elasticEp: "
+                               "{width: 2}, resources: {accelerator: 4, "
+                               "acceleratorSlicedCoresPercentage: 50}}]");
+    ASSERT_EQ(found.size(), 5u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].kind");
+    EXPECT_EQ(found[0].message, "Elastic EP role `ep` must be of kind Server, not Prefill");
+    EXPECT_EQ(found[1].path, "spec.roles[0].replicas");
+    EXPECT_EQ(found[2].path, "spec.roles[0].size");
+    EXPECT_EQ(found[3].path, "spec.roles[0].resources");
+    EXPECT_EQ(found[4].path, "spec.roles[0].resources.accelerator");
+    EXPECT_EQ(found[4].message,
+              "Elastic EP role `ep` has resources.accelerator 4 but a tensor-parallel size of 1; "
+              "each member holds exactly one tensor-parallel group");
+    const auto command = elastic("vLLM", "[{name: ep, elasticEp: {width: 2}, command: [vllm]}]");
+    ASSERT_EQ(command.size(), 1u);
+    EXPECT_EQ(command[0].path, "spec.roles[0].command");
+}
+
+TEST(ElasticEp, OwnedFlagsAndTheMaximumWidth) {
+    const auto found = elastic("vLLM",
+                               "[{name: ep, elasticEp: {width: 8}, extraArgs: [--enable_eplb, "
+                               "-dp, '4', --elastic-ep-max-dp-size, '4']}]");
+    ASSERT_EQ(found.size(), 3u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[0]");
+    EXPECT_EQ(found[0].message,
+              "`--enable_eplb` on Elastic EP role `ep` is set by the operator, which wires the "
+              "collective's data parallelism");
+    EXPECT_EQ(found[1].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(found[2].path, "spec.roles[0].elasticEp.width");
+    EXPECT_EQ(found[2].message,
+              "Elastic EP role `ep` has width 8, above its --elastic-ep-max-dp-size 4");
+}
+
+TEST(ElasticEp, SilentOnRolesWithoutElasticEp) {
+    EXPECT_TRUE(elastic("SGLang", "[{name: s, extraArgs: [--dp-size, '2']}, {name: t}]").empty());
+}
+
+}  // namespace
+}  // namespace mdadmit::test

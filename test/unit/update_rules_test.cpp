@@ -1,0 +1,170 @@
+// Section 5 of the rules contract: UPDATE judged against oldObject, and the ratchets.
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+using rules::Severity;
+
+// A ModelDeployment with the given spec body (indented two spaces under spec).
+std::string object(std::string_view spec) {
+    return "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
+           "metadata: {name: md, namespace: ns}\nspec:\n" +
+           std::string(spec);
+}
+
+const std::string base_spec =
+    "  model: {name: m, artifactRef: {name: a1}}\n"
+    "  engine: {name: vLLM, version: \"1\"}\n"
+    "  router: {name: vllm-router}\n";
+
+std::vector<rules::Finding> immutable(std::string_view spec, std::string_view old_spec) {
+    return of_rule(judge_update(object(spec), object(old_spec)), "immutable");
+}
+
+TEST(Immutable, EditableFieldsMayChange) {
+    const std::string before = base_spec + "  roles: [{name: s, replicas: 1}]\n";
+    const std::string after =
+        "  model: {name: m, artifactRef: {name: a1}}\n"
+        "  engine: {name: vllm, version: \"2\"}\n"
+        "  router: {name: vllm-router, replicas: 3, extraArgs: [--policy, random]}\n"
+        "  roles: [{name: s, replicas: 4, image: x, extraArgs: [--enforce-eager]}]\n";
+    EXPECT_TRUE(immutable(after, before).empty());
+}
+
+TEST(Immutable, ModelEngineAndKvCacheAreFrozen) {
+    const std::string before = base_spec + "  roles: [{name: s}]\n";
+    const std::string after =
+        "  model: {name: m2, artifactRef: {name: a1}}\n"
+        "  engine: {name: SGLang, version: \"1\"}\n"
+        "  router: {name: vllm-router}\n"
+        "  kvCache: {poolRef: {name: pool}}\n"
+        "  roles: [{name: s}]\n";
+    const auto found = immutable(after, before);
+    ASSERT_EQ(found.size(), 3u);
+    EXPECT_EQ(found[0].severity, Severity::deny);
+    EXPECT_EQ(found[0].path, "spec.model.name");
+    EXPECT_EQ(found[0].message, "spec.model.name cannot change after creation (was `\"m\"`)");
+    EXPECT_EQ(found[1].path, "spec.engine.name");
+    EXPECT_EQ(found[1].message, "spec.engine.name cannot change from `vLLM` to `SGLang`");
+    EXPECT_EQ(found[2].path, "spec.kvCache");
+    EXPECT_EQ(found[2].message, "spec.kvCache cannot be added, removed or changed after creation");
+}
+
+TEST(Immutable, ArtifactRefIsPartOfTheModel) {
+    const std::string before = base_spec + "  roles: [{name: s}]\n";
+    const std::string after =
+        "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n"
+        "  router: {name: vllm-router}\n  roles: [{name: s}]\n";
+    const auto found = immutable(after, before);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.model.artifactRef");
+    EXPECT_EQ(found[0].message,
+              "spec.model.artifactRef cannot change after creation (was `{\"name\":\"a1\"}`)");
+}
+
+TEST(Immutable, RoleNamesAndKindsAreFrozen) {
+    const std::string before =
+        base_spec + "  roles: [{name: p, kind: Prefill}, {name: d, kind: Decode}]\n";
+    const std::string after =
+        base_spec + "  roles: [{name: p, kind: Decode}, {name: d2, kind: Decode}]\n";
+    const auto found = immutable(after, before);
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].kind");
+    EXPECT_EQ(found[0].message, "role `p` cannot change kind from Prefill to Decode");
+    EXPECT_EQ(found[1].path, "spec.roles");
+    EXPECT_EQ(found[1].message,
+              "the set of role names cannot change; this update adds `d2` and removes `d`");
+    // Reordering the same roles changes nothing.
+    EXPECT_TRUE(immutable(base_spec + "  roles: [{name: d, kind: Decode}, {name: p, kind: "
+                                      "Prefill}]\n",
+                          before)
+                    .empty());
+}
+
+TEST(Immutable, TheRouterMayComeAndGoButNotBeRenamed) {
+    const std::string roles = "  roles: [{name: s}]\n";
+    const std::string vllm_router = base_spec + roles;
+    const std::string no_router =
+        "  model: {name: m, artifactRef: {name: a1}}\n  engine: {name: vLLM, version: \"1\"}\n" +
+        roles;
+    const std::string llm_d =
+        "  model: {name: m, artifactRef: {name: a1}}\n  engine: {name: vLLM, version: \"1\"}\n"
+        "  router: {name: llm-d-router}\n" +
+        roles;
+    EXPECT_TRUE(immutable(no_router, vllm_router).empty());
+    EXPECT_TRUE(immutable(vllm_router, no_router).empty());
+    const auto found = immutable(llm_d, vllm_router);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.router.name");
+    EXPECT_EQ(found[0].message,
+              "spec.router.name cannot change in place from `vllm-router` to `llm-d-router`");
+}
+
+TEST(Immutable, CreateIsNotJudgedAgainstAnything) {
+    EXPECT_TRUE(of_rule(judge(object(base_spec + "  roles: [{name: s}]\n")), "immutable").empty());
+}
+
+std::vector<rules::Finding> elastic_update(std::string_view role, std::string_view old_role) {
+    const std::string engine = "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n";
+    return of_rule(judge_update(object(engine + "  roles: [" + std::string(role) + "]\n"),
+                                object(engine + "  roles: [" + std::string(old_role) + "]\n")),
+                   "elastic-ep-update");
+}
+
+TEST(ElasticEpUpdate, TheWidthMayGrowButNotShrink) {
+    EXPECT_TRUE(
+        elastic_update("{name: ep, elasticEp: {width: 8}}", "{name: ep, elasticEp: {width: 4}}")
+            .empty());
+    const auto found =
+        elastic_update("{name: ep, elasticEp: {width: 2}}", "{name: ep, elasticEp: {width: 4}}");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].elasticEp.width");
+    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot shrink from 4 to 2");
+}
+
+TEST(ElasticEpUpdate, TheProfileCannotBeAddedOrRemoved) {
+    const auto added = elastic_update("{name: ep, elasticEp: {width: 2}}", "{name: ep}");
+    ASSERT_EQ(added.size(), 1u);
+    EXPECT_EQ(added[0].path, "spec.roles[0].elasticEp");
+    EXPECT_EQ(added[0].message, "elasticEp cannot be added to role `ep` after creation");
+    const auto removed = elastic_update("{name: ep}", "{name: ep, elasticEp: {width: 2}}");
+    ASSERT_EQ(removed.size(), 1u);
+    EXPECT_EQ(removed[0].message, "elasticEp cannot be removed from role `ep` after creation");
+}
+
+// The operator ratchets reserved ports, the served model name and the declared port: a role
+// left exactly as it was is not re-judged, so an object admitted under older rules stays
+// editable elsewhere.
+TEST(Ratchets, AnUnchangedRoleIsNotReJudged) {
+    const std::string spec =
+        "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n"
+        "  router: {name: llm-d-router}\n";
+    const std::string legacy =
+        "{name: s, ports: [{port: 5557}], extraArgs: [--port, '8000', --served-model-name, x]}";
+    const std::string before = object(spec + "  roles: [" + legacy + "]\n");
+    const std::string after = object(spec + "  roles: [" + legacy +
+                                     ", {name: t, ports: [{port: "
+                                     "5557}]}]\n");
+    const auto update = judge_update(after, before);
+    EXPECT_EQ(rule_paths(update), (std::vector<std::string>{"reserved-port@spec.roles[1].ports[0]",
+                                                            "immutable@spec.roles"}));
+    // The same role on CREATE, or edited, is judged.
+    const auto create = judge(before);
+    EXPECT_EQ(of_rule(create, "reserved-port").size(), 1u);
+    EXPECT_EQ(of_rule(create, "served-model-name").size(), 1u);
+    EXPECT_EQ(of_rule(create, "declared-port-mismatch").size(), 1u);
+    const std::string edited =
+        object(spec +
+               "  roles: [{name: s, replicas: 2, ports: [{port: 5557}], extraArgs: "
+               "[--port, '8000', --served-model-name, x]}]\n");
+    const auto changed = judge_update(edited, before);
+    EXPECT_EQ(of_rule(changed, "reserved-port").size(), 1u);
+    EXPECT_EQ(of_rule(changed, "served-model-name").size(), 1u);
+    EXPECT_EQ(of_rule(changed, "declared-port-mismatch").size(), 1u);
+}
+
+}  // namespace
+}  // namespace mdadmit::test
