@@ -1,18 +1,20 @@
 #include "mdadmit/rules/arg_stream.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace mdadmit::rules {
 
 namespace {
 
+// `-5` is a negative value, never a flag.
 bool is_flag(std::string_view token) {
-    return token.size() > 1 && token.front() == '-';
+    return token.size() > 1 && token.front() == '-' && (token[1] < '0' || token[1] > '9');
 }
 
 }  // namespace
 
-ArgStream::ArgStream(const std::vector<std::string>& tokens) {
+ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes) {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view token = tokens[i];
         if (!is_flag(token)) {
@@ -34,14 +36,18 @@ ArgStream::ArgStream(const std::vector<std::string>& tokens) {
                 ++i;
             }
         }
-        flags_.push_back(flag);
+        flag.key = std::string(flag.name);
+        if (underscores_are_dashes && flag.key.starts_with("--")) {
+            std::replace(flag.key.begin() + 2, flag.key.end(), '_', '-');
+        }
+        flags_.push_back(std::move(flag));
     }
 }
 
 const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> names) const {
     for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
         for (const std::string_view name : names) {
-            if (it->name == name) {
+            if (it->key == name) {
                 return &*it;
             }
         }

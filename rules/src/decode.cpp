@@ -199,11 +199,15 @@ std::vector<Volume> decode_volumes(Reader& in, const json::value* value, const F
         volume.mount_path =
             in.string(Reader::member(item, "mountPath"), item_path.member("mountPath"));
         volume.sub_path = in.string(Reader::member(item, "subPath"), item_path.member("subPath"));
+        volume.sub_path_expr =
+            in.string(Reader::member(item, "subPathExpr"), item_path.member("subPathExpr"));
         if (item != nullptr) {
             volume.is_object = true;
-            volume.has_source = std::any_of(item->begin(), item->end(), [](const auto& member) {
-                return !is_mount_field(member.key()) && member.value().is_object();
-            });
+            for (const auto& member : *item) {
+                if (!is_mount_field(member.key()) && member.value().is_object()) {
+                    volume.sources.emplace_back(member.key());
+                }
+            }
         }
         out.push_back(std::move(volume));
     }

@@ -1,6 +1,7 @@
 // Section 4 of the rules contract: the engine arguments the operator refuses.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <span>
 
@@ -101,11 +102,25 @@ constexpr std::array<std::string_view, 11> multi_node_flags{
     "--nccl-init-addr",
 };
 
+// Ray places data-parallel ranks and workers on any node of its cluster.
+bool placed_by_ray(const ArgStream& args) {
+    for (const auto names :
+         {std::initializer_list<std::string_view>{"--data-parallel-backend", "-dpb"},
+          std::initializer_list<std::string_view>{"--distributed-executor-backend"}}) {
+        const FlagOccurrence* flag = args.last(names);
+        if (flag != nullptr && flag->value == "ray") {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool spreads_over_nodes(const ArgStream& args) {
-    return std::any_of(args.flags().begin(), args.flags().end(), [](const FlagOccurrence& flag) {
-        return std::find(multi_node_flags.begin(), multi_node_flags.end(), flag.name) !=
-               multi_node_flags.end();
-    });
+    return placed_by_ray(args) ||
+           std::any_of(args.flags().begin(), args.flags().end(), [](const FlagOccurrence& flag) {
+               return std::find(multi_node_flags.begin(), multi_node_flags.end(), flag.key) !=
+                      multi_node_flags.end();
+           });
 }
 
 std::span<const DegreeFlag> degrees_of(EngineKind engine) {
@@ -130,7 +145,7 @@ std::optional<std::map<std::string_view, std::int64_t>> read_degrees(
     bool malformed = false;
     for (const auto& flag : role.args.flags()) {
         for (const auto& degree : degrees) {
-            if (!is_degree_flag(degree, flag.name)) {
+            if (!is_degree_flag(degree, flag.key)) {
                 continue;
             }
             const auto value = flag.value ? parse_integer(*flag.value) : std::nullopt;
@@ -167,8 +182,10 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
         const Resources& resources = role.role->resources;
         // Silent where one member's share is not a whole count of accelerators the operator
         // allocates to it: unset, zero, sliced, or spread over nodes.
-        if (!values || !resources.accelerator || *resources.accelerator <= 0 ||
-            has_slices(resources) || role.role->size > 1 || spreads_over_nodes(role.args)) {
+        // An Elastic EP role's accelerators are elastic-ep's to judge.
+        if (!values || role.mode == ServingMode::elastic_ep || !resources.accelerator ||
+            *resources.accelerator <= 0 || has_slices(resources) || role.role->size > 1 ||
+            spreads_over_nodes(role.args)) {
             continue;
         }
         const auto degree = [&](std::string_view label) {
@@ -182,7 +199,7 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
             // One rank per member under External DP; the local size when it is given.
             if (values->count(data_local) != 0) {
                 factors.emplace_back(data_local, degree(data_local));
-            } else if (role.mode != ServingMode::external_dp) {
+            } else if (!role.vllm_rank_per_member) {
                 factors.emplace_back(data, degree(data));
             }
         } else if (!role.args.has({"--enable-dp-attention"})) {
@@ -191,7 +208,9 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
         std::int64_t width = 1;
         std::vector<std::string> parts;
         for (const auto& [label, value] : factors) {
-            width *= value;
+            if (__builtin_mul_overflow(width, value, &width)) {
+                width = std::numeric_limits<std::int64_t>::max();
+            }
             if (value != 1) {
                 parts.push_back(std::string(label) + " " + std::to_string(value));
             }
@@ -270,7 +289,8 @@ void elastic_ep(const RuleContext& ctx, FindingSink& sink) {
                                 code(std::string(flag.name)) + " on " + who +
                                     " is set by the operator, which wires the collective's "
                                     "data parallelism",
-                                "remove it; elasticEp.width sets the data-parallel size");
+                                "remove it; the operator wires the collective, and "
+                                "elasticEp.width sets its data-parallel size");
                     break;
                 }
             }

@@ -38,7 +38,7 @@ ServingMode serving_mode(const Role& role, EngineKind engine, const RoleFacts& f
             break;
     }
     const bool external =
-        engine == EngineKind::vllm ? vllm_external_dp(facts.args) : facts.sglang_dp_attention;
+        engine == EngineKind::vllm ? facts.vllm_rank_per_member : facts.sglang_dp_attention;
     return external ? ServingMode::external_dp : ServingMode::internal_server;
 }
 
@@ -87,8 +87,9 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
         rf.role = &role;
         rf.arg_tokens = role.takes_over() ? &*role.command : &role.extra_args;
         rf.args_field = role.takes_over() ? "command" : "extraArgs";
-        rf.args = ArgStream(*rf.arg_tokens);
+        rf.args = ArgStream(*rf.arg_tokens, data.spelling(model.engine).underscores);
         rf.sglang_dp_attention = model.engine == EngineKind::sglang && sglang_dp_attention(rf.args);
+        rf.vllm_rank_per_member = model.engine == EngineKind::vllm && vllm_external_dp(rf.args);
         rf.mode = serving_mode(role, model.engine, rf);
         rf.proxy_fronted_decoder = under_llm_d && model.engine == EngineKind::vllm &&
                                    role.kind == RoleKind::decode && !role.takes_over();

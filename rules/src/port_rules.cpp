@@ -34,7 +34,7 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
         }
         for (const auto& flag : role.args.flags()) {
             const auto& ssl = ctx.data.ssl_flags;
-            if (std::find(ssl.begin(), ssl.end(), flag.name) != ssl.end()) {
+            if (std::find(ssl.begin(), ssl.end(), flag.key) != ssl.end()) {
                 sink.report("port-uniformity", role.arg_path(flag.flag_index),
                             "role " + code(role.role->name) + " passes " + code(flag.name) +
                                 "; routed roles serve plain HTTP",

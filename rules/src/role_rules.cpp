@@ -10,6 +10,7 @@ namespace mdadmit::rules {
 namespace {
 
 constexpr std::size_t dns_label_limit = 63;
+constexpr std::int64_t max_replicas = 1024;
 
 bool is_dns1123_label(std::string_view name) {
     if (name.empty() || name.size() > dns_label_limit) {
@@ -89,8 +90,9 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         std::vector<std::string> derived{service};
-        for (std::int64_t replica = 0; role.role->size > 1 && replica < role.role->replicas;
-             ++replica) {
+        // Bounded: a replica count beyond the schema's maximum is the structural check's.
+        const std::int64_t replicas = std::min<std::int64_t>(role.role->replicas, max_replicas);
+        for (std::int64_t replica = 0; role.role->size > 1 && replica < replicas; ++replica) {
             derived.push_back(service + "-r" + std::to_string(replica));
         }
         for (const auto& candidate : derived) {
@@ -223,9 +225,53 @@ std::string_view mount_point(std::string_view path) {
     return path;
 }
 
+void volume_sources(const RoleFacts& role, const Volume& volume, const std::string& path,
+                    const std::string& label, FindingSink& sink) {
+    if (volume.sources.empty()) {
+        sink.report("volumes", path,
+                    label + " of role " + code(role.role->name) + " names no source",
+                    "add one source, e.g. persistentVolumeClaim: {claimName: models} or "
+                    "hostPath: {path: /data}");
+    } else if (volume.sources.size() > 1) {
+        std::vector<std::string> names;
+        for (const auto& source : volume.sources) {
+            names.push_back(code(source));
+        }
+        sink.report("volumes", path,
+                    label + " of role " + code(role.role->name) + " names " +
+                        std::to_string(names.size()) + " sources (" + join(names, ", ", " and ") +
+                        "); a volume has one",
+                    "split it into one volume per source");
+    }
+}
+
+// A subPath is a relative path inside the volume, as Kubernetes requires.
+void volume_sub_paths(const Volume& volume, const std::string& path, const std::string& label,
+                      FindingSink& sink) {
+    for (const auto& [field, value] : {std::pair{"subPath", &volume.sub_path},
+                                       std::pair{"subPathExpr", &volume.sub_path_expr}}) {
+        if (!*value) {
+            continue;
+        }
+        const std::string& sub_path = **value;
+        if (has_parent_segment(sub_path)) {
+            sink.report("volumes", path + "." + field,
+                        label + " has " + field + " " + code(sub_path) +
+                            ", whose '..' segment reaches outside the volume",
+                        "name a path inside the volume");
+        } else if (!sub_path.empty() && sub_path.front() == '/') {
+            sink.report("volumes", path + "." + field,
+                        label + " has " + field + " " + code(sub_path) +
+                            ", an absolute path; it is relative to the volume's root",
+                        "drop the leading '/'");
+        }
+    }
+}
+
 void volumes(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         std::map<std::string_view, std::string> mounted;  // mount point -> field path
+        std::map<std::string_view, std::string> named;    // volume name -> field path
         const auto& entries = role.role->additional_volumes;
         for (std::size_t k = 0; k < entries.size(); ++k) {
             const Volume& volume = entries[k];
@@ -236,11 +282,14 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
             const std::string label = volume.name.empty()
                                           ? "additional volume " + std::to_string(k)
                                           : "additional volume " + code(volume.name);
-            if (!volume.has_source) {
-                sink.report("volumes", path,
-                            label + " of role " + code(role.role->name) + " names no source",
-                            "add one source, e.g. persistentVolumeClaim: {claimName: models} or "
-                            "hostPath: {path: /data}");
+            volume_sources(role, volume, path, label, sink);
+            if (!volume.name.empty()) {
+                if (const auto [it, fresh] = named.emplace(volume.name, path + ".name"); !fresh) {
+                    sink.report("volumes", path + ".name",
+                                label + " has the name of " + it->second +
+                                    "; volume names are unique within a Pod",
+                                "rename one of them");
+                }
             }
             if (volume.mount_path && !volume.mount_path->empty()) {
                 const auto [it, fresh] =
@@ -252,12 +301,7 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
                                 "mount each volume at its own path");
                 }
             }
-            if (volume.sub_path && has_parent_segment(*volume.sub_path)) {
-                sink.report("volumes", path + ".subPath",
-                            label + " has subPath " + code(*volume.sub_path) +
-                                ", whose '..' segment reaches outside the volume",
-                            "name a path inside the volume");
-            }
+            volume_sub_paths(volume, path, label, sink);
         }
     }
 }

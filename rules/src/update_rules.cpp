@@ -108,10 +108,19 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
                         code(ctx.model.engine_name),
                     "restore it, or create a new ModelDeployment for the other engine");
     }
-    if (!same(find(ctx.object, "/spec/kvCache"), find(*ctx.old_object, "/spec/kvCache"))) {
+    const json::value* kv_cache = find(ctx.object, "/spec/kvCache");
+    const json::value* old_kv_cache = find(*ctx.old_object, "/spec/kvCache");
+    if (!same(kv_cache, old_kv_cache)) {
+        const std::string change = old_kv_cache == nullptr ? "added"
+                                   : kv_cache == nullptr   ? "removed"
+                                                           : "changed";
         sink.report("immutable", "spec.kvCache",
-                    "spec.kvCache cannot be added, removed or changed after creation",
-                    "restore it as it was");
+                    "spec.kvCache cannot be " + change + " after creation (was " +
+                        (old_kv_cache == nullptr ? std::string("unset")
+                                                 : code(json::serialize(*old_kv_cache))) +
+                        ")",
+                    old_kv_cache == nullptr ? "remove spec.kvCache"
+                                            : "restore spec.kvCache to its old value");
     }
     if (ctx.model.router && old_model.router && ctx.model.router->name != old_model.router->name) {
         sink.report("immutable", "spec.router.name",
@@ -172,8 +181,14 @@ void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
                         "restore it as it was, or create a new ModelDeployment");
             continue;
         }
-        if (role.elastic_ep_width && before->elastic_ep_width &&
-            *role.elastic_ep_width < *before->elastic_ep_width) {
+        if (!role.elastic_ep_width && before->elastic_ep_width) {
+            sink.report(
+                "elastic-ep-update", path + ".elasticEp.width",
+                "elasticEp.width of role " + code(role.name) + " cannot be unset (was " +
+                    std::to_string(*before->elastic_ep_width) + ")",
+                "keep the width at " + std::to_string(*before->elastic_ep_width) + " or grow it");
+        } else if (role.elastic_ep_width && before->elastic_ep_width &&
+                   *role.elastic_ep_width < *before->elastic_ep_width) {
             sink.report(
                 "elastic-ep-update", path + ".elasticEp.width",
                 "elasticEp.width of role " + code(role.name) + " cannot shrink from " +

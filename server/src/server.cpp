@@ -70,7 +70,11 @@ struct Server::Worker {
 
 Server::Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
                const Log& log)
-    : config_(config), routes_(routes), readiness_(readiness), metrics_(metrics), log_(log) {}
+    : config_(config), routes_(routes), readiness_(readiness), metrics_(metrics), log_(log) {
+    // OpenSSL writes TLS connections' sockets itself, without MSG_NOSIGNAL: a client that has
+    // gone must be a write error, not a signal that ends the process.
+    std::signal(SIGPIPE, SIG_IGN);
+}
 
 Server::~Server() {
     if (!control_thread_.joinable()) {

@@ -6,11 +6,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <optional>
 
 #include "request_target.hpp"
 #include "review_response.hpp"
+#include "tls_stream.hpp"
 
 namespace mdadmit::server {
 
@@ -28,8 +28,9 @@ constexpr std::size_t read_chunk = 4 * 1024;
 // Counts a connection for its whole life, including in the registry of its thread.
 class ConnectionScope {
   public:
-    ConnectionScope(SessionEnvironment& env, beast::tcp_stream& stream)
-        : env_(env), handle_(env.registry.add(&stream)) {
+    template <typename Stream>
+    ConnectionScope(SessionEnvironment& env, Stream& stream)
+        : env_(env), handle_(env.registry.add(stream)) {
         env_.metrics.add_connections(1);
     }
     ~ConnectionScope() {
@@ -90,14 +91,13 @@ void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
 }
 
 template <typename Stream>
-asio::awaitable<void> write_and_close(Stream& stream, beast::tcp_stream& tcp,
-                                      SessionEnvironment& env, int status, std::string_view reason,
-                                      std::string_view message) {
+asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
+                                      std::string_view reason, std::string_view message) {
     HttpResponse response;
     response.status = status;
     response.body = status_body(status, reason, message);
     auto beast_response = to_beast(response, 11, false);
-    tcp.expires_after(env.timeouts.write);
+    stream.expires_after(env.timeouts.write);
     co_await http::async_write(stream, beast_response, use_tuple);
     env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
 }
@@ -111,10 +111,10 @@ asio::awaitable<HttpResponse> handle_elsewhere(const Routes& routes, const HttpR
 // a bounded time and amount, so that closing does not reset the connection before the
 // client has read the refusal (a lingering close).
 template <typename Stream>
-asio::awaitable<void> discard_unread_body(Stream& stream, beast::tcp_stream& tcp) {
+asio::awaitable<void> discard_unread_body(Stream& stream) {
     constexpr std::size_t most = 16 * 1024 * 1024;
     std::array<char, 16 * 1024> sink;
-    tcp.expires_after(std::chrono::seconds(2));
+    stream.expires_after(std::chrono::seconds(2));
     for (std::size_t drained = 0; drained < most;) {
         auto [ec, bytes] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
         if (ec) {
@@ -126,8 +126,8 @@ asio::awaitable<void> discard_unread_body(Stream& stream, beast::tcp_stream& tcp
 
 // The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
 template <typename Stream>
-asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, SessionEnvironment& env,
-                                 ConnectionScope& scope, bool over_tls) {
+asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, ConnectionScope& scope,
+                                 bool over_tls) {
     beast::flat_buffer buffer;
     bool first_request = true;
     for (;;) {
@@ -138,7 +138,7 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
             // Waiting for the next request: the idle timeout, except right after connecting,
             // when a client that says nothing gets only the header timeout. Only a connection
             // that has been answered counts as idle: a new one is owed its first answer.
-            tcp.expires_after(first_request ? env.timeouts.header : env.timeouts.idle);
+            stream.expires_after(first_request ? env.timeouts.header : env.timeouts.idle);
             scope.set_idle(!first_request);
             auto [ec, bytes] =
                 co_await stream.async_read_some(buffer.prepare(read_chunk), use_tuple);
@@ -153,7 +153,7 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         http::request_parser<http::string_body> parser;
         parser.header_limit(header_limit);
         parser.body_limit(env.routes.options().body_limit);
-        tcp.expires_after(env.timeouts.header);
+        stream.expires_after(env.timeouts.header);
         auto [header_ec, header_bytes] =
             co_await http::async_read_header(stream, buffer, parser, use_tuple);
         // A Content-Length over the limit is known with the headers: answered 413 below
@@ -161,12 +161,12 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         bool over_limit = header_ec == http::error::body_limit;
         if (header_ec && !over_limit) {
             if (header_ec == http::error::header_limit) {
-                co_await write_and_close(stream, tcp, env, 431, "RequestHeaderFieldsTooLarge",
+                co_await write_and_close(stream, env, 431, "RequestHeaderFieldsTooLarge",
                                          "request headers too large");
             } else if (header_ec != beast::error::timeout &&
                        header_ec != http::error::end_of_stream && header_ec != asio::error::eof &&
                        header_ec != asio::error::operation_aborted) {
-                co_await write_and_close(stream, tcp, env, 400, "BadRequest",
+                co_await write_and_close(stream, env, 400, "BadRequest",
                                          "malformed HTTP request: " + header_ec.message());
             }
             co_return;
@@ -175,7 +175,7 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         const Clock::time_point started = Clock::now();
         const auto target = parse_target(parser.get().target());
         const Clock::time_point deadline = env.routes.deadline(started, target.timeout);
-        tcp.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
+        stream.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
         if (!over_limit && !parser.is_done()) {
             auto [body_ec, body_bytes] =
                 co_await http::async_read(stream, buffer, parser, use_tuple);
@@ -208,7 +208,7 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
         const bool keep_alive =
             request.keep_alive() && !over_limit && !env.closing.load() && !env.registry.draining();
         auto beast_response = to_beast(response, request.version(), keep_alive);
-        tcp.expires_after(env.timeouts.write);
+        stream.expires_after(env.timeouts.write);
         auto [write_ec, write_bytes] =
             co_await http::async_write(stream, beast_response, use_tuple);
         if (response.is_admission) {
@@ -219,7 +219,7 @@ asio::awaitable<void> serve_http(Stream& stream, beast::tcp_stream& tcp, Session
                 {{"target", request.target()}, {"code", std::to_string(response.status)}});
         }
         if (over_limit && !write_ec) {
-            co_await discard_unread_body(stream, tcp);
+            co_await discard_unread_body(stream);
         }
         if (write_ec || !keep_alive) {
             co_return;
@@ -233,7 +233,7 @@ void SessionRegistry::drain() {
     draining_ = true;
     for (auto& entry : entries_) {
         if (entry.idle) {
-            entry.stream->cancel();
+            entry.cancel();
         }
     }
 }
@@ -241,26 +241,29 @@ void SessionRegistry::drain() {
 asio::awaitable<void> serve_tls(asio::ip::tcp::socket socket,
                                 std::shared_ptr<asio::ssl::context> context,
                                 SessionEnvironment& env) {
-    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
-    beast::tcp_stream& tcp = beast::get_lowest_layer(stream);
-    ConnectionScope scope(env, tcp);
-    tcp.expires_after(env.timeouts.handshake);
-    if (auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
-        ec) {
+    std::optional<TlsStream> stream =
+        TlsStream::accept(std::move(socket), context->native_handle());
+    if (!stream) {
+        env.open_connections.fetch_sub(1, std::memory_order_relaxed);
+        env.metrics.count_tls_handshake_failure();
+        env.log.write(LogLevel::warn, "TLS connection refused: OpenSSL could not set it up");
+        co_return;
+    }
+    ConnectionScope scope(env, *stream);
+    stream->expires_after(env.timeouts.handshake);
+    if (auto [ec, ignored] = co_await stream->async_handshake(use_tuple); ec) {
         env.metrics.count_tls_handshake_failure();
         env.log.write(LogLevel::debug, "TLS handshake failed", {{"error", ec.message()}});
         co_return;
     }
-    co_await serve_http(stream, tcp, env, scope, true);
-    // close_notify, bounded: a client that never answers it must not hold the connection.
-    tcp.expires_after(std::chrono::seconds(1));
-    co_await stream.async_shutdown(use_tuple);
+    co_await serve_http(*stream, env, scope, true);
+    stream->shutdown();
 }
 
 asio::awaitable<void> serve_plain(asio::ip::tcp::socket socket, SessionEnvironment& env) {
     beast::tcp_stream stream(std::move(socket));
     ConnectionScope scope(env, stream);
-    co_await serve_http(stream, stream, env, scope, false);
+    co_await serve_http(stream, env, scope, false);
     boost::system::error_code ignored;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
 }

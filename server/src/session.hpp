@@ -7,6 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <chrono>
+#include <functional>
 #include <list>
 #include <memory>
 
@@ -30,13 +31,14 @@ struct SessionTimeouts {
 class SessionRegistry {
   public:
     struct Entry {
-        boost::beast::tcp_stream* stream = nullptr;
+        std::function<void()> cancel;  // ends the connection's pending read
         bool idle = false;
     };
     using Handle = std::list<Entry>::iterator;
 
-    Handle add(boost::beast::tcp_stream* stream) {
-        return entries_.insert(entries_.end(), Entry{stream, false});
+    template <typename Stream>
+    Handle add(Stream& stream) {
+        return entries_.insert(entries_.end(), Entry{[&stream] { stream.cancel(); }, false});
     }
     void remove(Handle handle) { entries_.erase(handle); }
     void drain();

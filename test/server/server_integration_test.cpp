@@ -76,6 +76,36 @@ TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
     EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 1\n"));
 }
 
+// Bodies of many TLS records each way: a 2 MiB review in, a denial of many findings out, on
+// one kept-alive connection.
+TEST(ServerOverTls, BodiesSpanningManyTlsRecordsBothWays) {
+    ServerFixture fixture;
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+
+    json::value big = json::parse(admitted_object);
+    big.as_object()["metadata"].as_object()["annotations"] = {
+        {"example.com/notes", std::string(2 * 1024 * 1024, 'x')}};
+    const auto admitted =
+        client.request("POST", "/validate", validate_review(json::serialize(big)));
+    ASSERT_EQ(admitted.status, 200) << client.last_error();
+    EXPECT_EQ(json::parse(admitted.body).at("response").at("allowed"), true);
+
+    json::value many = json::parse(admitted_object);
+    json::array args;
+    for (int i = 0; i < 300; ++i) {
+        args.emplace_back("--kv-transfer-config={}");
+    }
+    many.at_pointer("/spec/roles/0").as_object()["extraArgs"] = args;
+    const auto denied = client.request("POST", "/validate", validate_review(json::serialize(many)));
+    ASSERT_EQ(denied.status, 200) << client.last_error();
+    EXPECT_GT(denied.body.size(), 64u * 1024);
+    const json::value denial = json::parse(denied.body);
+    EXPECT_EQ(denial.at("response").at("status").at("details").at("causes").as_array().size(),
+              300u);
+    EXPECT_TRUE(denied.keep_alive);
+}
+
 TEST(CertificateReload, ASecretVolumeSwapIsPickedUpWithoutAFailedRequest) {
     ServerFixture fixture;
     {

@@ -238,5 +238,89 @@ TEST(ElasticEp, SilentOnRolesWithoutElasticEp) {
     EXPECT_TRUE(elastic("SGLang", "[{name: s, extraArgs: [--dp-size, '2']}, {name: t}]").empty());
 }
 
+TEST(EngineOwnedArgs, ExactOwnedFlagsAndRolesTheConditionsLeaveAlone) {
+    const auto exact = owned_args(
+        "SGLang", "[{name: s, extraArgs: [--hicache-storage-backend-extra-config, '{}']}]");
+    ASSERT_EQ(exact.size(), 1u);
+    EXPECT_EQ(exact[0].message.substr(0, 42), "`--hicache-storage-backend-extra-config` i");
+    EXPECT_EQ(owned_args("vLLM", "[{name: s, extraArgs: [--kv-events-config, '{}']}]").size(), 1u);
+    // --encoder-urls is the operator's on the SGLang Prefill role only.
+    EXPECT_TRUE(owned_args("SGLang",
+                           "[{name: e, kind: Encode}, {name: p, kind: Prefill}, {name: d, kind: "
+                           "Decode, extraArgs: [--encoder-urls, 'http://x']}]")
+                    .empty());
+    EXPECT_EQ(owned_args("SGLang", "[{name: s, extraArgs: [--kv-cache-dtype, fp8]}]",
+                         "  kvCache: {poolRef: {name: pool}}\n")
+                  .size(),
+              1u);
+}
+
+TEST(Parallelism, VllmSpellingsAliasesAndNegativeValues) {
+    const auto underscores = parallelism(
+        "vLLM",
+        "[{name: s, resources: {accelerator: 4}, extraArgs: [--tensor_parallel_size, '8']}]");
+    ASSERT_EQ(underscores.size(), 1u);
+    EXPECT_EQ(underscores[0].message,
+              "role `s` runs 8 accelerators per member (tensor 8) but resources.accelerator is 4");
+    const auto context = parallelism(
+        "vLLM", "[{name: s, resources: {accelerator: 2}, extraArgs: [-tp, '2', -pcp, '2']}]");
+    ASSERT_EQ(context.size(), 1u);
+    EXPECT_NE(context[0].message.find("(tensor 2 x context 2)"), std::string::npos);
+    EXPECT_EQ(parallelism("SGLang",
+                          "[{name: s, resources: {accelerator: 2}, extraArgs: "
+                          "[--tensor-parallel-size, '2', --data-parallel-size, '2']}]")
+                  .size(),
+              1u);
+    const auto negative = parallelism("vLLM", "[{name: s, extraArgs: [-dpl, '-5']}]");
+    ASSERT_EQ(negative.size(), 1u);
+    EXPECT_EQ(negative[0].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(negative[0].message,
+              "`-dpl` on role `s` is `-5`; it takes a whole number of at least 0");
+}
+
+TEST(Parallelism, OneRankPerMemberInAnyRoleKindAndNoOverflow) {
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: p, kind: Prefill, resources: {accelerator: 1}, extraArgs: "
+                            "[-dp, '4', -dpe]}, {name: d, kind: Decode}]")
+                    .empty());
+    const auto huge = parallelism("vLLM",
+                                  "[{name: s, resources: {accelerator: 8}, extraArgs: [-tp, "
+                                  "'4294967296', -pp, '4294967296']}]");
+    ASSERT_EQ(huge.size(), 1u);
+    EXPECT_EQ(huge[0].path, "spec.roles[0].resources.accelerator");
+}
+
+TEST(Parallelism, SilentWhenRayOrAnotherNodePlacesTheRanks) {
+    for (const std::string wiring :
+         {"--distributed-executor-backend, ray", "-dpb, ray", "--data-parallel-address, 10.0.0.1",
+          "--headless", "--data_parallel_rpc_port, '13345'"}) {
+        EXPECT_TRUE(parallelism("vLLM",
+                                "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, "
+                                "'4', -dp, '4', " +
+                                    wiring + "]}]")
+                        .empty())
+            << wiring;
+    }
+    EXPECT_TRUE(parallelism("SGLang",
+                            "[{name: s, resources: {accelerator: 4}, extraArgs: "
+                            "[--tp-size, '8', --dist-init-addr, '10.0.0.1:5000']}]")
+                    .empty());
+}
+
+TEST(Parallelism, ElasticEpRolesAreLeftToElasticEp) {
+    const std::string roles =
+        "[{name: ep, elasticEp: {width: 4}, resources: {accelerator: 2}, extraArgs: [-tp, '2', "
+        "-pp, "
+        "'2']}]";
+    EXPECT_TRUE(parallelism("vLLM", roles).empty());
+}
+
+TEST(ElasticEp, TensorParallelSpellingsAndAWidthAtTheMaximum) {
+    EXPECT_TRUE(elastic("vLLM",
+                        "[{name: ep, elasticEp: {width: 8}, resources: {accelerator: 4}, "
+                        "extraArgs: [--tensor_parallel_size, '4', --elastic-ep-max-dp-size, '8']}]")
+                    .empty());
+}
+
 }  // namespace
 }  // namespace mdadmit::test

@@ -233,5 +233,46 @@ TEST(Volumes, WellFormedVolumesAreAdmitted) {
                     .empty());
 }
 
+TEST(Volumes, OneSourceAndOneNamePerVolume) {
+    const auto found = volumes(
+        "[{name: a, mountPath: /a, hostPath: {path: /a}, emptyDir: {}}, {name: a, mountPath: /b, "
+        "emptyDir: {}}]");
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].additionalVolumes[0]");
+    EXPECT_EQ(found[0].message,
+              "additional volume `a` of role `s` names 2 sources (`hostPath` and `emptyDir`); a "
+              "volume has one");
+    EXPECT_EQ(found[1].path, "spec.roles[0].additionalVolumes[1].name");
+    EXPECT_EQ(found[1].message,
+              "additional volume `a` has the name of spec.roles[0].additionalVolumes[0].name; "
+              "volume names are unique within a Pod");
+}
+
+TEST(Volumes, SubPathsAreRelativeAndInside) {
+    for (const std::string sub_path : {"..", "../x", "a/..", "a/../b"}) {
+        EXPECT_EQ(
+            volumes("[{name: a, mountPath: /m, subPath: '" + sub_path + "', emptyDir: {}}]").size(),
+            1u)
+            << sub_path;
+    }
+    const auto absolute = volumes("[{name: a, mountPath: /m, subPath: /etc, emptyDir: {}}]");
+    ASSERT_EQ(absolute.size(), 1u);
+    EXPECT_EQ(absolute[0].message,
+              "additional volume `a` has subPath `/etc`, an absolute path; it is relative to the "
+              "volume's root");
+    const auto expression =
+        volumes("[{name: a, mountPath: /m, subPathExpr: '$(POD)/..', emptyDir: {}}]");
+    ASSERT_EQ(expression.size(), 1u);
+    EXPECT_EQ(expression[0].path, "spec.roles[0].additionalVolumes[0].subPathExpr");
+}
+
+TEST(ServedModelName, VllmReadsUnderscoreSpellings) {
+    const auto found = of_rule(
+        judge(deployment("vLLM", "", "[{name: s, extraArgs: [--served_model_name, other]}]")),
+        "served-model-name");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[1]");
+}
+
 }  // namespace
 }  // namespace mdadmit::test

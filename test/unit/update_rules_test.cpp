@@ -50,7 +50,29 @@ TEST(Immutable, ModelEngineAndKvCacheAreFrozen) {
     EXPECT_EQ(found[1].path, "spec.engine.name");
     EXPECT_EQ(found[1].message, "spec.engine.name cannot change from `vLLM` to `SGLang`");
     EXPECT_EQ(found[2].path, "spec.kvCache");
-    EXPECT_EQ(found[2].message, "spec.kvCache cannot be added, removed or changed after creation");
+    EXPECT_EQ(found[2].message, "spec.kvCache cannot be added after creation (was unset)");
+    EXPECT_EQ(found[2].hint, "remove spec.kvCache");
+}
+
+TEST(Immutable, TheKvCacheCannotBeRemovedOrRepointed) {
+    const std::string roles = "  roles: [{name: s}]\n";
+    const std::string with_pool = base_spec + "  kvCache: {poolRef: {name: pool}}\n" + roles;
+    const auto removed = immutable(base_spec + roles, with_pool);
+    ASSERT_EQ(removed.size(), 1u);
+    EXPECT_EQ(
+        removed[0].message,
+        "spec.kvCache cannot be removed after creation (was `{\"poolRef\":{\"name\":\"pool\"}}`)");
+    EXPECT_EQ(removed[0].hint, "restore spec.kvCache to its old value");
+    const auto repointed =
+        immutable(base_spec + "  kvCache: {poolRef: {name: other}}\n" + roles, with_pool);
+    ASSERT_EQ(repointed.size(), 1u);
+    EXPECT_NE(repointed[0].message.find("cannot be changed"), std::string::npos);
+}
+
+TEST(Immutable, AnOmittedKindIsServer) {
+    EXPECT_TRUE(immutable(base_spec + "  roles: [{name: s, kind: Server}]\n",
+                          base_spec + "  roles: [{name: s}]\n")
+                    .empty());
 }
 
 TEST(Immutable, ArtifactRefIsPartOfTheModel) {
@@ -125,6 +147,14 @@ TEST(ElasticEpUpdate, TheWidthMayGrowButNotShrink) {
     EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot shrink from 4 to 2");
 }
 
+TEST(ElasticEpUpdate, TheWidthCannotBeUnset) {
+    const auto found =
+        elastic_update("{name: ep, elasticEp: {}}", "{name: ep, elasticEp: {width: 4}}");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].elasticEp.width");
+    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot be unset (was 4)");
+}
+
 TEST(ElasticEpUpdate, TheProfileCannotBeAddedOrRemoved) {
     const auto added = elastic_update("{name: ep, elasticEp: {width: 2}}", "{name: ep}");
     ASSERT_EQ(added.size(), 1u);
@@ -164,6 +194,36 @@ TEST(Ratchets, AnUnchangedRoleIsNotReJudged) {
     EXPECT_EQ(of_rule(changed, "reserved-port").size(), 1u);
     EXPECT_EQ(of_rule(changed, "served-model-name").size(), 1u);
     EXPECT_EQ(of_rule(changed, "declared-port-mismatch").size(), 1u);
+}
+
+TEST(Ratchets, AReorderedRoleIsMatchedByName) {
+    const std::string spec =
+        "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n  router: {name: "
+        "llm-d-router}\n";
+    const std::string legacy = "{name: s, extraArgs: [--served-model-name, x]}";
+    const auto update = judge_update(object(spec + "  roles: [{name: t}, " + legacy + "]\n"),
+                                     object(spec + "  roles: [" + legacy + ", {name: t}]\n"));
+    EXPECT_TRUE(of_rule(update, "served-model-name").empty());
+}
+
+// Removing the finalizers of an object being deleted must work even when the object breaks a
+// rule it was admitted before: its findings are reported as warnings.
+TEST(Deletion, AnUnchangedSpecBeingDeletedIsNeverBlocked) {
+    const std::string spec =
+        "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n"
+        "  roles: [{name: s, extraArgs: [--kv-transfer-config, '{}']}]\n";
+    const std::string deleting =
+        "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
+        "metadata: {name: md, namespace: ns, deletionTimestamp: '2026-12-01T00:00:00Z'}\nspec:\n" +
+        spec;
+    const auto finalizers_removed = judge_update(deleting, object(spec));
+    EXPECT_TRUE(finalizers_removed.allowed());
+    const auto found = of_rule(finalizers_removed, "engine-owned-args");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::warn);
+    // A spec changed while deleting is judged as usual.
+    const std::string changed = deleting + "  kvCache: {poolRef: {name: pool}}\n";
+    EXPECT_FALSE(judge_update(changed, object(spec)).allowed());
 }
 
 }  // namespace

@@ -13,7 +13,10 @@ namespace mdadmit::rules {
 // flag; the value's index points at the token that holds it (the flag's own token for the
 // `=` form), so a finding about a value names that element.
 struct FlagOccurrence {
-    std::string_view name;  // cut at the first '='
+    std::string_view name;  // as written, cut at the first '='
+    // The name as the engine reads it (vLLM takes `--tensor_parallel_size` for
+    // `--tensor-parallel-size`); what lookups match.
+    std::string key;
     std::optional<std::string_view> value;
     std::size_t flag_index = 0;
     std::size_t value_index = 0;
@@ -23,7 +26,8 @@ struct FlagOccurrence {
 class ArgStream {
   public:
     ArgStream() = default;
-    explicit ArgStream(const std::vector<std::string>& tokens);
+    // With `underscores_are_dashes`, a long flag's `_` is read as `-`, as vLLM's parser does.
+    explicit ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes = false);
 
     const std::vector<FlagOccurrence>& flags() const { return flags_; }
     // The last occurrence of any of `names` (the last one wins, as in the engines' parsers).

@@ -24,6 +24,8 @@ struct RoleFacts {
     ServingMode mode = ServingMode::unknown;
     // SGLang attention data parallelism with more than one rank, in any role kind.
     bool sglang_dp_attention = false;
+    // vLLM flags that wire one data-parallel rank per member (External DP), in any role kind.
+    bool vllm_rank_per_member = false;
     // Under llm-d-router a managed vLLM Decode role is fronted by the decode sidecar.
     bool proxy_fronted_decoder = false;
     std::int64_t serving_port = 0;

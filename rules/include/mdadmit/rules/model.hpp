@@ -39,9 +39,10 @@ struct Volume {
     std::string name;
     std::optional<std::string> mount_path;
     std::optional<std::string> sub_path;
-    // A member other than the mount fields holds an object: hostPath, persistentVolumeClaim,
-    // configMap, or any source a newer Kubernetes adds.
-    bool has_source = false;
+    std::optional<std::string> sub_path_expr;
+    // The members other than the mount fields that hold an object: hostPath,
+    // persistentVolumeClaim, configMap, or any source a newer Kubernetes adds.
+    std::vector<std::string> sources;
 };
 
 struct Role {

@@ -1,0 +1,33 @@
+#include "tls_stream.hpp"
+
+namespace mdadmit::server {
+
+std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, SSL_CTX* context) {
+    SSL* ssl = SSL_new(context);
+    boost::system::error_code ec;
+    socket.non_blocking(true, ec);
+    if (ssl == nullptr || ec || SSL_set_fd(ssl, socket.native_handle()) != 1) {
+        SSL_free(ssl);
+        ERR_clear_error();
+        return std::nullopt;
+    }
+    SSL_set_accept_state(ssl);
+    // One read() takes whatever the client has sent, not a record header and then its body.
+    SSL_set_read_ahead(ssl, 1);
+    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                          SSL_MODE_RELEASE_BUFFERS);
+    return TlsStream(std::make_shared<State>(std::move(socket), ssl));
+}
+
+void TlsStream::shutdown() {
+    ERR_clear_error();
+    if (SSL_is_init_finished(state_->ssl) == 1) {
+        SSL_shutdown(state_->ssl);
+    }
+    ERR_clear_error();
+    boost::system::error_code ignored;
+    state_->socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    state_->socket.close(ignored);
+}
+
+}  // namespace mdadmit::server
