@@ -4,31 +4,28 @@
 # a denied review. Prints requests/s, p50 and p99 latency, our throughput as a ratio of
 # nginx's, and the webhook's peak RSS.
 #   bench/load/run.sh [SECONDS]      (default 10 s per run)
+# MDADMIT_BENCH_PIN=1 gives each server one thread (one nginx worker) pinned to CPU 1 and
+# wrk one thread pinned to CPU 0, so that latency is measured without the load generator
+# competing for the server's core.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 duration=${1:-10}
-tools/setup.sh --bench >/dev/null
-build=${MDADMIT_BENCH_BUILD_DIR:-build-bench}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMDADMIT_BUILD_TESTS=OFF -DMDADMIT_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target mdadmit-webhook >/dev/null
-
-work=$(mktemp -d)
-cleanup() {
-    [[ -n "${webhook_pid:-}" ]] && kill "$webhook_pid" 2>/dev/null || true
-    [[ -n "${nginx_pid:-}" ]] && kill "$nginx_pid" 2>/dev/null || true
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-certs/dev-certs.sh "$work" >/dev/null
-threads=$(nproc)
+source bench/load/prepare.sh
+server_cpu=()
+client_cpu=()
+if [[ ${MDADMIT_BENCH_PIN:-0} == 1 ]]; then
+    threads=1
+    server_cpu=(taskset -c 1)
+    client_cpu=(taskset -c 0)
+fi
 webhook_port=18443
 nginx_port=18444
 
-"$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
+"${server_cpu[@]}" "$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
     --listen "127.0.0.1:$webhook_port" --health-listen off --threads "$threads" \
     --log-level "${MDADMIT_BENCH_LOG_LEVEL:-warn}" 2>"$work/webhook.log" &
 webhook_pid=$!
+pids+=("$webhook_pid")
 
 allowed=bench/data/review-allowed.json
 denied=examples/review-denied.json
@@ -49,8 +46,8 @@ escape_sed() { sed -e 's/[\/&|]/\\&/g' <<<"$1"; }
 sed -e "s|@WORKERS@|$threads|; s|@DIR@|$work|g; s|@PORT@|$nginx_port|" \
     -e "s|@ALLOWED@|$(escape_sed "$allowed_answer")|" -e "s|@DENIED@|$(escape_sed "$denied_answer")|" \
     bench/load/nginx.conf.in >"$work/nginx.conf"
-nginx -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-nginx_pid=$!
+"${server_cpu[@]}" nginx -c "$work/nginx.conf" -e "$work/nginx-error.log" &
+pids+=($!)
 sleep 0.5
 [[ "$(curl -sk -H 'Content-Type: application/json' --data-binary "@$allowed" \
     "https://localhost:$nginx_port/validate?case=allowed")" == "$allowed_answer" ]]
@@ -59,7 +56,7 @@ sleep 0.5
 run_wrk() {
     local port=$1 case=$2 body=$3 connections=$4
     local wrk_threads=$((connections < threads ? connections : threads))
-    MDADMIT_BODY=$body MDADMIT_CASE=$case wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" \
+    MDADMIT_BODY=$body MDADMIT_CASE=$case "${client_cpu[@]}" wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" \
         --latency -s bench/load/post.lua "https://localhost:$port" >"$work/wrk.out"
     awk '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }

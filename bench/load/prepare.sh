@@ -1,0 +1,18 @@
+# Sourced by the load benchmarks, from the repository's root: installs the load tools, builds
+# this checkout's webhook in Release into $build, makes development certificates in $work,
+# and on exit stops every process whose pid is in $pids and removes $work.
+tools/setup.sh --bench >/dev/null
+build=${MDADMIT_BENCH_BUILD_DIR:-build-bench}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMDADMIT_BUILD_TESTS=OFF -DMDADMIT_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target mdadmit-webhook >/dev/null
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+certs/dev-certs.sh "$work" >/dev/null
+threads=$(nproc)
