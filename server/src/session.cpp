@@ -90,18 +90,6 @@ void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
                {"latency_ms", latency_ms}});
 }
 
-template <typename Stream>
-asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
-                                      std::string_view reason, std::string_view message) {
-    HttpResponse response;
-    response.status = status;
-    response.body = status_body(status, reason, message);
-    auto beast_response = to_beast(response, 11, false);
-    stream.expires_after(env.timeouts.write);
-    co_await http::async_write(stream, beast_response, use_tuple);
-    env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
-}
-
 // Handles a request on the executor it is spawned on (the blocking pool).
 asio::awaitable<HttpResponse> handle_elsewhere(const Routes& routes, const HttpRequest& request) {
     co_return routes.handle(request);
@@ -121,6 +109,23 @@ asio::awaitable<void> discard_unread_body(Stream& stream) {
             co_return;
         }
         drained += bytes;
+    }
+}
+
+template <typename Stream>
+asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
+                                      std::string_view reason, std::string_view message) {
+    HttpResponse response;
+    response.status = status;
+    response.body = status_body(status, reason, message);
+    auto beast_response = to_beast(response, 11, false);
+    stream.expires_after(env.timeouts.write);
+    auto [ec, bytes] = co_await http::async_write(stream, beast_response, use_tuple);
+    env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
+    // The rest of what the client sent stays unread: closing now could reset the connection
+    // before the client has read the answer.
+    if (!ec) {
+        co_await discard_unread_body(stream);
     }
 }
 

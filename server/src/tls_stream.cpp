@@ -21,13 +21,14 @@ std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, 
 
 void TlsStream::shutdown() {
     ERR_clear_error();
-    if (SSL_is_init_finished(state_->ssl) == 1) {
+    if (!state_->failed && SSL_is_init_finished(state_->ssl) == 1) {
         SSL_shutdown(state_->ssl);
     }
     ERR_clear_error();
     boost::system::error_code ignored;
     state_->socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     state_->socket.close(ignored);
+    state_->closed = true;
 }
 
 }  // namespace mdadmit::server

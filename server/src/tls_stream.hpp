@@ -8,11 +8,15 @@
 //
 // Timeouts follow beast::tcp_stream: expires_after() bounds the operations that follow, which
 // then fail with beast::error::timeout. The operations are Asio composed operations, so Beast's
-// HTTP algorithms and coroutines use the stream like any AsyncReadStream/AsyncWriteStream.
+// HTTP algorithms and coroutines use the stream like any AsyncReadStream/AsyncWriteStream,
+// with two limits the HTTP/1.1 session never reaches: one operation at a time (a read and a
+// write in flight together would share the timer), and no per-operation cancellation slot
+// (cancel() ends the connection's operations instead).
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
@@ -42,8 +46,11 @@ class TlsStream {
     executor_type get_executor() { return state_->socket.get_executor(); }
 
     void expires_after(Clock::duration duration) { state_->expiry = Clock::now() + duration; }
-    // Ends every pending operation with operation_aborted (the server is draining).
+    // Ends the pending operation, and every later one that would wait for the socket, with
+    // operation_aborted: the server is draining, and a cancel that lands between two waits
+    // must not be lost.
     void cancel() {
+        state_->cancelled = true;
         boost::system::error_code ignored;
         state_->socket.cancel(ignored);
     }
@@ -68,28 +75,35 @@ class TlsStream {
         return start(Read{}, std::forward<Token>(token));
     }
 
-    // Beast writes a response as header and body buffers: they are joined into one TLS record
-    // (one write to the socket) when they fit, instead of one record per buffer.
+    // Beast writes a response as a header of many small buffers and a body: the longest prefix
+    // up to one TLS record is joined and written as one record (one write to the socket),
+    // instead of one record per buffer.
     template <typename ConstBuffers, typename Token>
     auto async_write_some(const ConstBuffers& buffers, Token&& token) {
         Write write;
-        std::size_t count = 0;
-        std::size_t total = 0;
         for (auto it = boost::asio::buffer_sequence_begin(buffers);
              it != boost::asio::buffer_sequence_end(buffers); ++it) {
             const boost::asio::const_buffer buffer = *it;
-            if (buffer.size() != 0) {
-                write.buffer = count == 0 ? buffer : write.buffer;
-                ++count;
-                total += buffer.size();
+            if (buffer.size() == 0) {
+                continue;
             }
-        }
-        if (count > 1 && total <= max_joined_write) {
-            write.joined.reserve(total);
-            for (auto it = boost::asio::buffer_sequence_begin(buffers);
-                 it != boost::asio::buffer_sequence_end(buffers); ++it) {
-                const boost::asio::const_buffer buffer = *it;
-                write.joined.append(static_cast<const char*>(buffer.data()), buffer.size());
+            if (write.buffer.size() == 0) {
+                write.buffer = buffer;
+                if (buffer.size() >= max_joined_write) {
+                    break;  // a record's worth on its own: written without a copy
+                }
+                continue;
+            }
+            if (write.joined.empty()) {
+                write.joined.reserve(max_joined_write);
+                write.joined.append(static_cast<const char*>(write.buffer.data()),
+                                    write.buffer.size());
+            }
+            const std::size_t room = max_joined_write - write.joined.size();
+            write.joined.append(static_cast<const char*>(buffer.data()),
+                                std::min(room, buffer.size()));
+            if (write.joined.size() == max_joined_write) {
+                break;
             }
         }
         return start(std::move(write), std::forward<Token>(token));
@@ -114,6 +128,11 @@ class TlsStream {
         // time out a later wait.
         std::uint64_t wait_number = 0;
         bool timed_out = false;
+        bool cancelled = false;
+        // After a fatal error OpenSSL may not be asked for close_notify.
+        bool failed = false;
+        // After shutdown() the descriptor number may already belong to another connection.
+        bool closed = false;
     };
 
     // One non-blocking OpenSSL call each; 1 on success, else OpenSSL's return value.
@@ -161,6 +180,10 @@ class TlsStream {
                 self.complete(ec, 0);
                 return;
             }
+            if (state->closed) {
+                finish(self, initiating, boost::asio::error::bad_descriptor, 0);
+                return;
+            }
             std::size_t bytes = 0;
             int result = 1;
             if (!step.empty()) {
@@ -174,6 +197,10 @@ class TlsStream {
             }
             const int error = SSL_get_error(state->ssl, result);
             if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+                if (state->cancelled) {
+                    finish(self, initiating, boost::asio::error::operation_aborted, 0);
+                    return;
+                }
                 if (Clock::now() >= state->expiry) {
                     finish(self, initiating, boost::beast::error::timeout, 0);
                     return;
@@ -182,6 +209,7 @@ class TlsStream {
                                                         : boost::asio::socket_base::wait_write);
                 return;
             }
+            state->failed = error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL;
             finish(self, initiating, failure(error), 0);
         }
 
@@ -230,6 +258,9 @@ class TlsStream {
                 return boost::asio::error::eof;
             }
             const unsigned long queued = ERR_get_error();
+            if (ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+                return boost::asio::error::eof;  // gone without close_notify
+            }
             if (queued != 0) {
                 return {static_cast<int>(queued), boost::asio::error::get_ssl_category()};
             }
