@@ -86,6 +86,25 @@ class Reader {
         return out;
     }
 
+    // One decoded entry per element of a list of objects (bounded), so indices stay aligned
+    // with field paths; an element that is not an object is decoded from null.
+    template <typename T>
+    std::vector<T> objects(const json::value* value, const FieldPath& path,
+                           T (*decode)(Reader&, const json::object*, const FieldPath&)) {
+        std::vector<T> out;
+        const json::array* items = array(value, path);
+        if (items == nullptr) {
+            return out;
+        }
+        const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
+        out.reserve(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            const FieldPath item_path = path.element(k);
+            out.push_back(decode(*this, object(&(*items)[k], item_path), item_path));
+        }
+        return out;
+    }
+
     void problem(const FieldPath& path, std::string message) {
         problems_.push_back({path.text(), std::move(message)});
     }
@@ -137,44 +156,20 @@ Resources decode_resources(Reader& in, const json::value* value, const FieldPath
     return out;
 }
 
-std::vector<PortSpec> decode_ports(Reader& in, const json::value* value, const FieldPath& path) {
-    std::vector<PortSpec> out;
-    const json::array* items = in.array(value, path);
-    if (items == nullptr) {
-        return out;
+PortSpec decode_port(Reader& in, const json::object* item, const FieldPath& path) {
+    PortSpec port;
+    port.port = in.integer(Reader::member(item, "port"), path.member("port"));
+    if (auto protocol = in.string(Reader::member(item, "protocol"), path.member("protocol"))) {
+        port.protocol = std::move(*protocol);
     }
-    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
-    for (std::size_t k = 0; k < count; ++k) {
-        const FieldPath item_path = path.element(k);
-        const json::object* item = in.object(&(*items)[k], item_path);
-        PortSpec port;
-        port.port = in.integer(Reader::member(item, "port"), item_path.member("port"));
-        if (auto protocol =
-                in.string(Reader::member(item, "protocol"), item_path.member("protocol"))) {
-            port.protocol = std::move(*protocol);
-        }
-        out.push_back(std::move(port));
-    }
-    return out;
+    return port;
 }
 
-std::vector<EnvVar> decode_env(Reader& in, const json::value* value, const FieldPath& path) {
-    std::vector<EnvVar> out;
-    const json::array* items = in.array(value, path);
-    if (items == nullptr) {
-        return out;
-    }
-    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
-    for (std::size_t k = 0; k < count; ++k) {
-        const FieldPath item_path = path.element(k);
-        const json::object* item = in.object(&(*items)[k], item_path);
-        EnvVar env;
-        env.name = in.string(Reader::member(item, "name"), item_path.member("name")).value_or("");
-        env.value =
-            in.string(Reader::member(item, "value"), item_path.member("value")).value_or("");
-        out.push_back(std::move(env));
-    }
-    return out;
+EnvVar decode_env_var(Reader& in, const json::object* item, const FieldPath& path) {
+    EnvVar env;
+    env.name = in.string(Reader::member(item, "name"), path.member("name")).value_or("");
+    env.value = in.string(Reader::member(item, "value"), path.member("value")).value_or("");
+    return env;
 }
 
 // The members of a volume entry that describe its mount rather than its source.
@@ -183,35 +178,22 @@ bool is_mount_field(std::string_view key) {
            key == "readOnly" || key == "recursiveReadOnly" || key == "mountPropagation";
 }
 
-std::vector<Volume> decode_volumes(Reader& in, const json::value* value, const FieldPath& path) {
-    std::vector<Volume> out;
-    const json::array* items = in.array(value, path);
-    if (items == nullptr) {
-        return out;
-    }
-    const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
-    for (std::size_t k = 0; k < count; ++k) {
-        const FieldPath item_path = path.element(k);
-        const json::object* item = in.object(&(*items)[k], item_path);
-        Volume volume;
-        volume.name =
-            in.string(Reader::member(item, "name"), item_path.member("name")).value_or("");
-        volume.mount_path =
-            in.string(Reader::member(item, "mountPath"), item_path.member("mountPath"));
-        volume.sub_path = in.string(Reader::member(item, "subPath"), item_path.member("subPath"));
-        volume.sub_path_expr =
-            in.string(Reader::member(item, "subPathExpr"), item_path.member("subPathExpr"));
-        if (item != nullptr) {
-            volume.is_object = true;
-            for (const auto& member : *item) {
-                if (!is_mount_field(member.key()) && member.value().is_object()) {
-                    volume.sources.emplace_back(member.key());
-                }
+Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path) {
+    Volume volume;
+    volume.name = in.string(Reader::member(item, "name"), path.member("name")).value_or("");
+    volume.mount_path = in.string(Reader::member(item, "mountPath"), path.member("mountPath"));
+    volume.sub_path = in.string(Reader::member(item, "subPath"), path.member("subPath"));
+    volume.sub_path_expr =
+        in.string(Reader::member(item, "subPathExpr"), path.member("subPathExpr"));
+    if (item != nullptr) {
+        volume.is_object = true;
+        for (const auto& member : *item) {
+            if (!is_mount_field(member.key()) && member.value().is_object()) {
+                volume.sources.emplace_back(member.key());
             }
         }
-        out.push_back(std::move(volume));
     }
-    return out;
+    return volume;
 }
 
 Role decode_role(Reader& in, const json::object* object, std::size_t index, const FieldPath& path) {
@@ -233,13 +215,15 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
     role.resources =
         decode_resources(in, Reader::member(object, "resources"), path.member("resources"));
     role.image = in.string(Reader::member(object, "image"), path.member("image"));
-    role.ports = decode_ports(in, Reader::member(object, "ports"), path.member("ports"));
+    role.ports =
+        in.objects<PortSpec>(Reader::member(object, "ports"), path.member("ports"), decode_port);
     role.command = in.strings(Reader::member(object, "command"), path.member("command"));
     role.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
                           .value_or(std::vector<std::string>{});
-    role.env = decode_env(in, Reader::member(object, "env"), path.member("env"));
-    role.additional_volumes = decode_volumes(in, Reader::member(object, "additionalVolumes"),
-                                             path.member("additionalVolumes"));
+    role.env =
+        in.objects<EnvVar>(Reader::member(object, "env"), path.member("env"), decode_env_var);
+    role.additional_volumes = in.objects<Volume>(Reader::member(object, "additionalVolumes"),
+                                                 path.member("additionalVolumes"), decode_volume);
     const FieldPath elastic_path = path.member("elasticEp");
     if (const auto* elastic = in.object(Reader::member(object, "elasticEp"), elastic_path)) {
         role.has_elastic_ep = true;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/json/value.hpp>
 #include <set>
 
 #include "mdadmit/rules/decode.hpp"
@@ -14,13 +13,6 @@ namespace {
 
 // The rule that reports structural problems; every other rule is a semantic one.
 constexpr std::string_view schema_rule = "schema";
-
-bool same_spec(const boost::json::value& object, const boost::json::value& old_object) {
-    boost::system::error_code ec;
-    const boost::json::value* spec = object.find_pointer("/spec", ec);
-    const boost::json::value* old_spec = old_object.find_pointer("/spec", ec);
-    return spec != nullptr && old_spec != nullptr && *spec == *old_spec;
-}
 
 std::vector<RuleDefinition> all_rules() {
     std::vector<RuleDefinition> out;
@@ -119,7 +111,7 @@ Evaluation Engine::evaluate(const Review& review) const {
     // An UPDATE of an object being deleted that leaves its spec as it was (its finalizers
     // being removed) is judged but never blocked: an object admitted before a rule existed
     // must still be able to finish terminating.
-    if (old && decoded.model.being_deleted && same_spec(review.object, *review.old_object)) {
+    if (old && decoded.model.being_deleted && spec_unchanged(review.object, *review.old_object)) {
         for (auto& finding : evaluation.findings) {
             finding.severity = Severity::warn;
         }

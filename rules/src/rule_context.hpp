@@ -26,6 +26,8 @@ struct RuleContext {
 // Marks the roles an UPDATE leaves exactly as they were, which the ratcheting rules skip.
 void mark_unchanged_roles(DeploymentFacts& facts, const boost::json::value& object,
                           const boost::json::value& old_object);
+// Whether an UPDATE leaves spec exactly as it was (metadata-only: finalizers, labels).
+bool spec_unchanged(const boost::json::value& object, const boost::json::value& old_object);
 
 // Collects findings; the severity of each comes from the rule data, not from the rule.
 class FindingSink {

@@ -222,6 +222,11 @@ void mark_unchanged_roles(DeploymentFacts& facts, const json::value& object,
     }
 }
 
+bool spec_unchanged(const json::value& object, const json::value& old_object) {
+    const json::value* spec = find(object, "/spec");
+    return spec != nullptr && same(spec, find(old_object, "/spec"));
+}
+
 std::span<const RuleDefinition> update_rules() {
     return definitions;
 }
