@@ -219,20 +219,9 @@ void collect_instance_types(const std::vector<Document>& documents, rules::Insta
         if (kind_of(document.value) != "InstanceType") {
             continue;
         }
-        const json::object& object = document.value.get_object();
-        const auto* name = object.contains("metadata") && object.at("metadata").is_object()
-                               ? object.at("metadata").get_object().if_contains("name")
-                               : nullptr;
-        if (name == nullptr || !name->is_string()) {
-            continue;
+        if (auto named = rules::decode_instance_type(document.value)) {
+            out[named->name] = std::move(named->type);
         }
-        std::string manufacturer;
-        boost::system::error_code ec;
-        if (const auto* value = document.value.find_pointer("/status/detail/manufacturer", ec);
-            value != nullptr && value->is_string()) {
-            manufacturer = value->get_string();
-        }
-        out[std::string(name->get_string())] = manufacturer;
     }
 }
 

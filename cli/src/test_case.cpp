@@ -59,6 +59,45 @@ ExpectedFinding parse_finding(const json::value& value, const std::string& field
     return out;
 }
 
+OperatorVerdict parse_operator(const json::value& value) {
+    if (!value.is_object()) {
+        throw CaseError{"operator", "expected {verdict, row, test, doc, field, message, differs}"};
+    }
+    OperatorVerdict out;
+    bool has_verdict = false;
+    std::string row;
+    for (const auto& [key, item] : value.get_object()) {
+        const std::string field = "operator." + std::string(key);
+        if (key == "verdict") {
+            const std::string verdict = text(item, field);
+            if (verdict != "admitted" && verdict != "denied") {
+                throw CaseError{field, "expected admitted or denied"};
+            }
+            out.allowed = verdict == "admitted";
+            has_verdict = true;
+        } else if (key == "row") {
+            if (!item.is_int64()) {
+                throw CaseError{field, "expected the row number"};
+            }
+            row = "row " + std::to_string(item.get_int64());
+        } else if (key == "test" || key == "doc") {
+            out.source += (out.source.empty() ? "" : " ") + text(item, field);
+        } else if (key == "differs") {
+            out.differs = text(item, field);
+        } else if (key != "field" && key != "message" && key != "note") {
+            // field, message and note record what the operator says; they are not compared.
+            throw CaseError{field,
+                            "unknown field (verdict, row, test, doc, field, message, "
+                            "note, differs)"};
+        }
+    }
+    if (!has_verdict) {
+        throw CaseError{"operator.verdict", "required: admitted or denied"};
+    }
+    out.source = row + (row.empty() || out.source.empty() ? "" : " ") + out.source;
+    return out;
+}
+
 TestCase parse_case(const Document& document) {
     const json::object& object = document.value.get_object();
     TestCase out;
@@ -88,11 +127,18 @@ TestCase parse_case(const Document& document) {
                                 "expected a map of InstanceType name to manufacturer"};
             }
             for (const auto& [name, manufacturer] : value.get_object()) {
-                out.instance_types[std::string(name)] =
+                out.instance_types[std::string(name)].manufacturer =
                     manufacturer.is_null()
                         ? std::string()
                         : text(manufacturer, "instanceTypes." + std::string(name));
             }
+        } else if (key == "settings") {
+            if (!value.is_object()) {
+                throw CaseError{"settings", "expected a map of setting name to true or false"};
+            }
+            out.settings = value.get_object();
+        } else if (key == "operator") {
+            out.operator_verdict = parse_operator(value);
         } else if (key == "expect") {
             if (!value.is_object()) {
                 throw CaseError{"expect", "expected {verdict, findings, exact}"};
@@ -137,7 +183,8 @@ TestCase parse_case(const Document& document) {
             }
         } else {
             throw CaseError{std::string(key),
-                            "unknown field (case, object, old, operation, instanceTypes, expect)"};
+                            "unknown field (case, object, old, operation, instanceTypes, "
+                            "settings, operator, expect)"};
         }
     }
     if (out.name.empty()) {
@@ -148,6 +195,17 @@ TestCase parse_case(const Document& document) {
     }
     if (!object.contains("expect")) {
         throw CaseError{"expect", "required: {verdict, findings}"};
+    }
+    if (const auto& theirs = out.operator_verdict) {
+        // A parity case either agrees with the operator or says why it does not.
+        const bool agrees = theirs->allowed == out.expect_allowed;
+        if (agrees && !theirs->differs.empty()) {
+            throw CaseError{"operator.differs", "given, but expect.verdict is the operator's"};
+        }
+        if (!agrees && theirs->differs.empty()) {
+            throw CaseError{"operator.differs",
+                            "required: expect.verdict is not the operator's; say why"};
+        }
     }
     return out;
 }

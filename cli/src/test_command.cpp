@@ -23,6 +23,23 @@ inputs::CaseOutcome mutation_outcome(const inputs::TestCase& test_case, const ru
     return inputs::compare_patch(test_case, rules::pod_patch(*test_case.pod, *identity, plan));
 }
 
+// The engine a case is judged with: the suite's, or one with the case's settings.
+rules::Result<rules::Engine> engine_for(const inputs::TestCase& test_case,
+                                        const rules::Engine& suite_engine) {
+    auto data = rules::with_settings(suite_engine.data(), test_case.settings);
+    if (!data) {
+        return rules::Error{test_case.label() + ": " + data.error().message};
+    }
+    return rules::Engine::create(std::move(data).value(), suite_engine.options());
+}
+
+// How the suite's parity cases stand against the operator's own verdicts.
+struct Parity {
+    std::size_t cases = 0;
+    std::size_t agree = 0;
+    std::size_t differ = 0;  // on purpose, each with its reason
+};
+
 }  // namespace
 
 int run_test(const Options& options) {
@@ -51,17 +68,30 @@ int run_test(const Options& options) {
     const bool colour = options.output == OutputFormat::text && use_colour();
     std::vector<inputs::JunitCase> report;
     std::size_t failed = 0;
+    Parity parity;
     for (const auto& test_case : cases.value()) {
         rules::InstanceTypes types = suite_types;
-        for (const auto& [name, manufacturer] : test_case.instance_types) {
-            types[name] = manufacturer;
+        for (const auto& [name, type] : test_case.instance_types) {
+            types[name] = type;
+        }
+        auto case_engine = engine_for(test_case, *engine);
+        if (!case_engine) {
+            std::cerr << "mdadmit: " << case_engine.error().message << "\n";
+            return exit_usage;
         }
         const rules::Review review{test_case.object,
                                    test_case.old_object ? &*test_case.old_object : nullptr, &types,
                                    test_case.operation};
-        const auto outcome = test_case.pod ? mutation_outcome(test_case, engine->data(), types)
-                                           : inputs::compare(test_case, engine->evaluate(review));
+        const auto outcome = test_case.pod
+                                 ? mutation_outcome(test_case, case_engine.value().data(), types)
+                                 : inputs::compare(test_case, case_engine.value().evaluate(review));
         failed += outcome.passed ? 0 : 1;
+        if (test_case.operator_verdict) {
+            ++parity.cases;
+            const bool differs = !test_case.operator_verdict->differs.empty();
+            parity.differ += outcome.passed && differs ? 1 : 0;
+            parity.agree += outcome.passed && !differs ? 1 : 0;
+        }
         report.push_back(
             {test_case.source, test_case.name, outcome.passed ? "" : outcome.reason, outcome.diff});
         if (options.output != OutputFormat::text) {
@@ -83,6 +113,12 @@ int run_test(const Options& options) {
     if (options.output == OutputFormat::junit) {
         std::cout << inputs::junit_report("mdadmit test", report);
     } else {
+        if (parity.cases > 0) {
+            std::cout << "operator parity: " << parity.cases << " cases, " << parity.agree
+                      << " agree with the operator, " << parity.differ
+                      << " differ on purpose (operator.differs says why), "
+                      << parity.cases - parity.agree - parity.differ << " failed\n";
+        }
         std::cout << cases.value().size() - failed << " passed, " << failed << " failed\n";
     }
     return failed == 0 ? exit_admitted : exit_denied;

@@ -1,7 +1,7 @@
 #include "mdadmit/rules/arg_stream.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <limits>
 
 namespace mdadmit::rules {
 
@@ -17,6 +17,9 @@ bool is_flag(std::string_view token) {
 ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes) {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view token = tokens[i];
+        if (token == "--") {
+            break;  // what follows is positional, as argparse reads it
+        }
         if (!is_flag(token)) {
             continue;
         }
@@ -65,12 +68,44 @@ std::optional<std::int64_t> ArgStream::integer(
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text) {
-    std::int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+    // Python's int(): surrounding whitespace, one sign, and single underscores between digits.
+    const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    while (!text.empty() && space(text.front())) {
+        text.remove_prefix(1);
+    }
+    while (!text.empty() && space(text.back())) {
+        text.remove_suffix(1);
+    }
+    bool negative = false;
+    if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+        negative = text.front() == '-';
+        text.remove_prefix(1);
+    }
+    if (text.empty() || text.front() == '_' || text.back() == '_') {
         return std::nullopt;
     }
-    return value;
+    std::uint64_t magnitude = 0;
+    char previous = '0';
+    for (const char c : text) {
+        if (c == '_') {
+            if (previous == '_') {
+                return std::nullopt;
+            }
+        } else if (c < '0' || c > '9') {
+            return std::nullopt;
+        } else if (__builtin_mul_overflow(magnitude, 10u, &magnitude) ||
+                   __builtin_add_overflow(magnitude, static_cast<unsigned>(c - '0'), &magnitude)) {
+            return std::nullopt;
+        }
+        previous = c;
+    }
+    const std::uint64_t limit =
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+    if (magnitude > limit) {
+        return std::nullopt;
+    }
+    return negative ? static_cast<std::int64_t>(0 - magnitude)
+                    : static_cast<std::int64_t>(magnitude);
 }
 
 }  // namespace mdadmit::rules

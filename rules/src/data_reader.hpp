@@ -119,6 +119,11 @@ inline RoleKind parse_kind(const json::value& value, const FieldPath& path) {
 
 // Sections parsed in their own files.
 std::vector<OwnedArg> parse_owned_args(const json::value& value, const FieldPath& path);
+OwnedEnv parse_owned_env(const json::value& value, const FieldPath& path);
+Settings parse_settings(const json::object& object, const FieldPath& path, Settings base);
+ArtifactOwned parse_artifact(const json::value& value, const FieldPath& path);
+std::map<EngineKind, ParallelTable> parse_parallelism(const json::value& value,
+                                                      const FieldPath& path);
 std::map<EngineKind, FlagSpelling> parse_flag_spellings(const json::value& value,
                                                         const FieldPath& path);
 

@@ -6,6 +6,7 @@
 #include "field_path.hpp"
 #include "json_kind.hpp"
 #include "mdadmit/rules/limits.hpp"
+#include "quantity_problem.hpp"
 
 namespace mdadmit::rules {
 
@@ -45,6 +46,17 @@ class Reader {
         return &value->get_array();
     }
 
+    std::optional<bool> boolean(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return std::nullopt;
+        }
+        if (!value->is_bool()) {
+            mismatch(*value, path, "a boolean");
+            return std::nullopt;
+        }
+        return value->get_bool();
+    }
+
     std::optional<std::string> string(const json::value* value, const FieldPath& path) {
         if (value == nullptr || value->is_null()) {
             return std::nullopt;
@@ -67,6 +79,26 @@ class Reader {
             return static_cast<std::int64_t>(value->get_uint64());
         }
         mismatch(*value, path, "an integer");
+        return std::nullopt;
+    }
+
+    // A Kubernetes quantity: a JSON integer, or a string in the quantity grammar.
+    std::optional<Quantity> quantity(const json::value* value, const FieldPath& path) {
+        if (value == nullptr || value->is_null()) {
+            return std::nullopt;
+        }
+        if (value->is_int64()) {
+            return Quantity::of(value->get_int64());
+        }
+        if (value->is_uint64()) {
+            return Quantity::parse(std::to_string(value->get_uint64()));
+        }
+        if (value->is_string()) {
+            if (auto parsed = Quantity::parse(value->get_string())) {
+                return parsed;
+            }
+        }
+        problem(path, quantity_problem(*value));
         return std::nullopt;
     }
 
@@ -128,12 +160,13 @@ EngineKind engine_kind(std::string_view name) {
     return EngineKind::unknown;
 }
 
+// Older operator CRDs spell the kinds in lower case; they mean the same.
 RoleKind role_kind(std::string_view name) {
-    if (name == "Server")
+    if (name == "Server" || name == "server")
         return RoleKind::server;
-    if (name == "Prefill")
+    if (name == "Prefill" || name == "prefill")
         return RoleKind::prefill;
-    if (name == "Decode")
+    if (name == "Decode" || name == "decode")
         return RoleKind::decode;
     if (name == "Encode")
         return RoleKind::encode;
@@ -143,7 +176,9 @@ RoleKind role_kind(std::string_view name) {
 Resources decode_resources(Reader& in, const json::value* value, const FieldPath& path) {
     Resources out;
     const json::object* object = in.object(value, path);
-    out.accelerator = in.integer(Reader::member(object, "accelerator"), path.member("accelerator"));
+    out.present = object != nullptr;
+    out.accelerator =
+        in.quantity(Reader::member(object, "accelerator"), path.member("accelerator"));
     out.sliced_memory_percentage =
         in.integer(Reader::member(object, "acceleratorSlicedMemoryPercentage"),
                    path.member("acceleratorSlicedMemoryPercentage"));
@@ -152,7 +187,8 @@ Resources decode_resources(Reader& in, const json::value* value, const FieldPath
                    path.member("acceleratorSlicedCoresPercentage"));
     out.partitioned_profile = in.string(Reader::member(object, "acceleratorPartitionedProfile"),
                                         path.member("acceleratorPartitionedProfile"));
-    out.interface_name = in.string(Reader::member(object, "interface"), path.member("interface"));
+    out.interface_count =
+        in.quantity(Reader::member(object, "interface"), path.member("interface"));
     return out;
 }
 
@@ -185,6 +221,13 @@ Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path
     volume.sub_path = in.string(Reader::member(item, "subPath"), path.member("subPath"));
     volume.sub_path_expr =
         in.string(Reader::member(item, "subPathExpr"), path.member("subPathExpr"));
+    volume.read_only =
+        in.boolean(Reader::member(item, "readOnly"), path.member("readOnly")).value_or(false);
+    const FieldPath host_path = path.member("hostPath");
+    if (const auto* host = in.object(Reader::member(item, "hostPath"), host_path)) {
+        volume.host_path =
+            in.string(Reader::member(host, "path"), host_path.member("path")).value_or("");
+    }
     if (item != nullptr) {
         volume.is_object = true;
         for (const auto& member : *item) {
@@ -224,6 +267,13 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
         in.objects<EnvVar>(Reader::member(object, "env"), path.member("env"), decode_env_var);
     role.additional_volumes = in.objects<Volume>(Reader::member(object, "additionalVolumes"),
                                                  path.member("additionalVolumes"), decode_volume);
+    role.privileged =
+        in.boolean(Reader::member(object, "privileged"), path.member("privileged")).value_or(false);
+    const FieldPath topology_path = path.member("topology");
+    if (const auto* topology = in.object(Reader::member(object, "topology"), topology_path)) {
+        role.topology_required_level = in.string(Reader::member(topology, "requiredLevel"),
+                                                 topology_path.member("requiredLevel"));
+    }
     const FieldPath elastic_path = path.member("elasticEp");
     if (const auto* elastic = in.object(Reader::member(object, "elasticEp"), elastic_path)) {
         role.has_elastic_ep = true;
@@ -291,7 +341,7 @@ Decoded decode_model_deployment(const json::value& value) {
     const FieldPath artifact_path = model_path.member("artifactRef");
     if (const auto* artifact = in.object(Reader::member(model, "artifactRef"), artifact_path)) {
         md.artifact_name =
-            in.string(Reader::member(artifact, "name"), artifact_path.member("name"));
+            in.string(Reader::member(artifact, "name"), artifact_path.member("name")).value_or("");
     }
 
     const FieldPath engine_path = spec_path.member("engine");
@@ -314,6 +364,12 @@ Decoded decode_model_deployment(const json::value& value) {
             cache.pool_name = in.string(Reader::member(pool, "name"), pool_path.member("name"));
         }
         md.kv_cache = std::move(cache);
+    }
+
+    const FieldPath transfer_path = spec_path.member("kvTransfer");
+    if (const auto* transfer = in.object(Reader::member(spec, "kvTransfer"), transfer_path)) {
+        md.kv_transfer_protocol =
+            in.string(Reader::member(transfer, "protocol"), transfer_path.member("protocol"));
     }
 
     md.router = decode_router(in, Reader::member(spec, "router"), spec_path.member("router"));

@@ -110,13 +110,15 @@ void encode_platform_unknown(const RuleContext& ctx, FindingSink& sink) {
         if (encoder->platform != Platform::unknown) {
             continue;
         }
+        // Warnings are read on a terminal: the path names the role, the message stays short.
         const auto& instance_type = encoder->role->instance_type;
-        const std::string why = instance_type ? "InstanceType " + code(*instance_type) +
-                                                    " is unknown or has no manufacturer yet"
-                                              : "it names no instanceType";
+        const std::string why =
+            !instance_type ? "role " + code(encoder->role->name) + " names no instanceType"
+            : encoder->instance_type == nullptr
+                ? "InstanceType " + code(*instance_type) + " unknown"
+                : "InstanceType " + code(*instance_type) + " has no manufacturer yet";
         sink.report("encode-platform-unknown", encoder->path() + ".instanceType",
-                    "platform of Encode role " + code(encoder->role->name) + " unresolved (" + why +
-                        "); Encode matrix not checked",
+                    why + "; Encode matrix unchecked",
                     "name an InstanceType whose status.detail.manufacturer is set");
     }
 }

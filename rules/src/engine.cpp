@@ -16,11 +16,28 @@ constexpr std::string_view schema_rule = "schema";
 
 std::vector<RuleDefinition> all_rules() {
     std::vector<RuleDefinition> out;
-    for (auto group : {routing_rules(), encode_rules(), port_rules(), role_rules(),
-                       engine_arg_rules(), update_rules()}) {
+    for (auto group :
+         {routing_rules(), encode_rules(), port_rules(), role_rules(), engine_arg_rules(),
+          elastic_ep_rules(), access_rules(), instance_type_rules(), update_rules()}) {
         out.insert(out.end(), group.begin(), group.end());
     }
     return out;
+}
+
+// The schema's findings, then any the decoder found on a field the schema passed: the CRD's
+// quantity pattern admits strings Kubernetes cannot parse (`"1e1.5"`), which only the decoder
+// refuses.
+std::vector<DecodeProblem> with_schema_problems(std::vector<DecodeProblem> schema,
+                                                const std::vector<DecodeProblem>& decoder) {
+    const std::size_t from_schema = schema.size();
+    for (const auto& problem : decoder) {
+        const auto end = schema.begin() + static_cast<std::ptrdiff_t>(from_schema);
+        if (std::none_of(schema.begin(), end,
+                         [&](const DecodeProblem& p) { return p.path == problem.path; })) {
+            schema.push_back(problem);
+        }
+    }
+    return schema;
 }
 
 }  // namespace
@@ -80,6 +97,10 @@ const RuleData& Engine::data() const {
     return state_->data;
 }
 
+const EngineOptions& Engine::options() const {
+    return state_->options;
+}
+
 Evaluation Engine::evaluate(const Review& review) const {
     Evaluation evaluation;
     if (review.operation == Operation::remove || review.operation == Operation::connect) {
@@ -87,10 +108,10 @@ Evaluation Engine::evaluate(const Review& review) const {
     }
     FindingSink sink(state_->severities, evaluation.findings);
     Decoded decoded = decode_model_deployment(review.object);
-    const std::vector<DecodeProblem> structural =
-        state_->options.structure_check == StructureCheck::full
-            ? state_->schema.check(review.object)
-            : std::move(decoded.problems);
+    std::vector<DecodeProblem> structural = std::move(decoded.problems);
+    if (state_->options.structure_check == StructureCheck::full) {
+        structural = with_schema_problems(state_->schema.check(review.object), structural);
+    }
     for (const auto& problem : structural) {
         sink.report(schema_rule, problem.path, problem.message,
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");
@@ -99,11 +120,13 @@ Evaluation Engine::evaluate(const Review& review) const {
     DeploymentFacts facts = derive_facts(decoded.model, state_->data, review.instance_types);
     RuleContext context{decoded.model, facts, state_->data, review.object};
     std::optional<Decoded> old;
+    std::optional<DeploymentFacts> old_facts;
     if (review.operation == Operation::update && review.old_object != nullptr) {
         old = decode_model_deployment(*review.old_object);
-        mark_unchanged_roles(facts, review.object, *review.old_object);
+        old_facts = derive_facts(old->model, state_->data, review.instance_types);
         context.old_object = review.old_object;
         context.old_model = &old->model;
+        context.old_facts = &*old_facts;
     }
     for (const auto& rule : state_->rules) {
         rule.judge(context, sink);

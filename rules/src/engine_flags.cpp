@@ -31,6 +31,13 @@ OwnedArg parse_owned_arg(const json::value& value, const FieldPath& path) {
                             "expected encode-role or kv-cache, got \"" + text + "\""};
         }
     }
+    if (const auto* setting = object.if_contains("setting")) {
+        out.setting = DataReader::string(*setting, path.member("setting"));
+        if (!Settings{}.named(out.setting)) {
+            throw DataError{path.member("setting").text(),
+                            "unknown setting \"" + out.setting + "\""};
+        }
+    }
     if (const auto* prefix = object.if_contains("shortestPrefix")) {
         out.shortest_prefix = DataReader::string(*prefix, path.member("shortestPrefix"));
         if (!out.flag.starts_with(out.shortest_prefix)) {

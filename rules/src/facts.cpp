@@ -4,12 +4,13 @@ namespace mdadmit::rules {
 
 namespace {
 
-// vLLM flags that wire one data-parallel rank per member (External DP).
+// vLLM flags that wire one data-parallel rank per member (External DP): a rank or external
+// balancing, or a start rank or hybrid balancing with one local rank per member.
 bool vllm_external_dp(const ArgStream& args) {
     if (args.has({"--data-parallel-rank", "-dpn", "--data-parallel-external-lb", "-dpe"})) {
         return true;
     }
-    return args.has({"--data-parallel-start-rank", "-dpr"}) &&
+    return args.has({"--data-parallel-start-rank", "-dpr", "--data-parallel-hybrid-lb", "-dph"}) &&
            args.integer({"--data-parallel-size-local", "-dpl"}) == 1;
 }
 
@@ -42,12 +43,12 @@ ServingMode serving_mode(const Role& role, EngineKind engine, const RoleFacts& f
     return external ? ServingMode::external_dp : ServingMode::internal_server;
 }
 
-Platform resolve_platform(const Role& role, const InstanceTypes* instance_types) {
+const InstanceType* find_instance_type(const Role& role, const InstanceTypes* instance_types) {
     if (instance_types == nullptr || !role.instance_type) {
-        return Platform::unknown;
+        return nullptr;
     }
     const auto it = instance_types->find(*role.instance_type);
-    return it == instance_types->end() ? Platform::unknown : platform_from_manufacturer(it->second);
+    return it == instance_types->end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -58,6 +59,15 @@ std::string RoleFacts::path() const {
 
 std::string RoleFacts::arg_path(std::size_t token_index) const {
     return path() + "." + std::string(args_field) + "[" + std::to_string(token_index) + "]";
+}
+
+const RoleFacts* DeploymentFacts::role_named(std::string_view name) const {
+    for (const auto& role : roles) {
+        if (role.role->name == name) {
+            return &role;
+        }
+    }
+    return nullptr;
 }
 
 const RoleFacts* DeploymentFacts::first_of_kind(RoleKind kind) const {
@@ -74,7 +84,10 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
     DeploymentFacts facts;
     facts.model = &model;
     facts.router = model.router ? data.router(model.router->name) : nullptr;
+    // An object being deleted is judged without other objects, as the operator judges it.
     facts.platforms_resolved = !model.being_deleted;
+    facts.instance_types_known =
+        facts.platforms_resolved && instance_types != nullptr && !instance_types->empty();
     if (model.router) {
         facts.router_args = ArgStream(model.router->extra_args);
     }
@@ -105,8 +118,10 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
             rf.port_source =
                 rf.proxy_fronted_decoder ? PortSource::sidecar_default : PortSource::engine_default;
         }
+        rf.instance_type =
+            facts.platforms_resolved ? find_instance_type(role, instance_types) : nullptr;
         rf.platform =
-            facts.platforms_resolved ? resolve_platform(role, instance_types) : Platform::unknown;
+            rf.instance_type != nullptr ? rf.instance_type->platform() : Platform::unknown;
         has_prefill = has_prefill || role.kind == RoleKind::prefill;
         has_decode = has_decode || role.kind == RoleKind::decode;
         facts.roles.push_back(std::move(rf));

@@ -65,8 +65,8 @@ std::optional<FlagToEnsure> resolve(const RenderedFlag& rendered, const ModelDep
     if (encoder != nullptr) {
         value = replace_all(value, "{encoder-url}", service_url(model, *encoder));
     }
-    return FlagToEnsure{rendered.target, rendered.flag, value, rendered.separate_value,
-                        rendered.reason};
+    return FlagToEnsure{rendered.target,         rendered.flag,     value,
+                        rendered.separate_value, rendered.excludes, rendered.reason};
 }
 
 }  // namespace
@@ -107,9 +107,11 @@ Plan plan_mutations(const ModelDeployment& model, const RuleData& data,
             plan.router_flags.push_back(*flag);
             continue;
         }
-        for (auto& role : plan.roles) {
-            if (!rendered.kind || *rendered.kind == role.kind) {
-                role.flags.push_back(*flag);
+        // A take-over role (`command`) gets nothing: the operator renders nothing for it.
+        for (std::size_t i = 0; i < plan.roles.size(); ++i) {
+            if ((!rendered.kind || *rendered.kind == plan.roles[i].kind) &&
+                !facts.roles[i].role->takes_over()) {
+                plan.roles[i].flags.push_back(*flag);
             }
         }
     }

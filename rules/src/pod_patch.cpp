@@ -41,8 +41,12 @@ struct ContainerRef {
     const json::object* container = nullptr;
 };
 
-std::optional<ContainerRef> find_container(const json::value& pod, const std::string& name) {
+// The container named `name` among the containers and native sidecars; with `or_first`, the
+// Pod's first container when none has that name. An empty name is the first container.
+std::optional<ContainerRef> find_container(const json::value& pod, const std::string& name,
+                                           bool or_first) {
     const json::object* spec = object_at(pod, "spec");
+    std::optional<ContainerRef> first;
     for (const char* list : {"containers", "initContainers"}) {
         const json::array* containers = array_at(spec, list);
         if (containers == nullptr) {
@@ -53,15 +57,15 @@ std::optional<ContainerRef> find_container(const json::value& pod, const std::st
             if (container == nullptr) {
                 continue;
             }
-            if (name.empty() && std::string_view(list) == "containers") {
-                return ContainerRef{list, i, container};
+            if (!first && std::string_view(list) == "containers") {
+                first = ContainerRef{list, i, container};
             }
-            if (label(container, "name") == name) {
+            if (!name.empty() && label(container, "name") == name) {
                 return ContainerRef{list, i, container};
             }
         }
     }
-    return std::nullopt;
+    return name.empty() || or_first ? first : std::nullopt;
 }
 
 // Ensures one flag in a container's args, editing `args` as the patch will, so that the
@@ -73,6 +77,11 @@ void ensure_flag(const FlagToEnsure& flag, const std::string& args_path,
         : flag.separate_value ? std::vector<std::string>{flag.flag, flag.value}
                               : std::vector<std::string>{flag.flag + "=" + flag.value};
     const ArgStream stream(args);
+    for (const auto& excluded : flag.excludes) {
+        if (stream.has({excluded})) {
+            return;
+        }
+    }
     const FlagOccurrence* found = stream.last({flag.flag});
     if (found == nullptr) {
         if (!args_exist) {
@@ -125,6 +134,9 @@ void ensure_flag(const FlagToEnsure& flag, const std::string& args_path,
 
 void ensure_flags(const json::value& pod, const std::vector<FlagToEnsure>& flags, FlagTarget target,
                   const std::string& container_name, json::array& patch) {
+    // The engine is the Pod's main container: the first one when none has the configured
+    // name. A sidecar is only ever found by its name.
+    const bool or_first = target == FlagTarget::engine;
     std::vector<const FlagToEnsure*> mine;
     for (const auto& flag : flags) {
         if (flag.target == target) {
@@ -134,7 +146,7 @@ void ensure_flags(const json::value& pod, const std::vector<FlagToEnsure>& flags
     if (mine.empty()) {
         return;
     }
-    const auto container = find_container(pod, container_name);
+    const auto container = find_container(pod, container_name, or_first);
     if (!container) {
         return;
     }

@@ -102,10 +102,19 @@ void decoder_proxy_port(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
+// The operator leaves a stored role's --port alone while its ports and its arguments stay as
+// they were.
+bool port_declaration_held(const RuleContext& ctx, const RoleFacts& role) {
+    const RoleFacts* stored = ctx.stored(role.role->name);
+    return stored != nullptr && stored->role->ports == role.role->ports &&
+           stored->role->takes_over() == role.role->takes_over() &&
+           *stored->arg_tokens == *role.arg_tokens;
+}
+
 void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
-        if (role.unchanged_from_old || role.proxy_fronted_decoder || role.role->ports.empty() ||
-            !role.role->ports.front().port) {
+        if (role.proxy_fronted_decoder || role.role->ports.empty() ||
+            !role.role->ports.front().port || port_declaration_held(ctx, role)) {
             continue;
         }
         const FlagOccurrence* flag = role.args.last({"--port"});
@@ -121,56 +130,76 @@ void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-bool reserved_applies(const ReservedPorts& entry, const RuleContext& ctx, const RoleFacts& role) {
-    if (entry.engine != ctx.model.engine || role.role->takes_over() ||
+bool reserved_applies(const ReservedPorts& entry, const ModelDeployment& model,
+                      const DeploymentFacts& facts, const RoleFacts& role) {
+    if (entry.engine != model.engine || role.role->takes_over() ||
         std::find(entry.kinds.begin(), entry.kinds.end(), role.role->kind) == entry.kinds.end()) {
         return false;
     }
-    if (entry.router && (!ctx.model.router || ctx.model.router->name != *entry.router)) {
+    if (entry.router && (!model.router || model.router->name != *entry.router)) {
         return false;
     }
     switch (entry.when) {
         case ReservedWhen::always:
             return true;
-        case ReservedWhen::pd_pair:
-            return ctx.facts.has_prefill_decode_pair;
+        case ReservedWhen::pd_pair_with_router:
+            return facts.has_prefill_decode_pair && model.router.has_value();
         case ReservedWhen::pd_pair_with_router_or_kv_cache:
-            return ctx.facts.has_prefill_decode_pair &&
-                   (ctx.model.router.has_value() || ctx.model.kv_cache.has_value());
+            return facts.has_prefill_decode_pair &&
+                   (model.router.has_value() || model.kv_cache.has_value());
     }
     return false;
 }
 
+// The entry that reserves `port` on this role of this deployment, if any.
+const ReservedPorts* reserving(const RuleData& data, const ModelDeployment& model,
+                               const DeploymentFacts& facts, const RoleFacts& role,
+                               std::int64_t port) {
+    for (const auto& entry : data.reserved_ports) {
+        if (reserved_applies(entry, model, facts, role) &&
+            std::find(entry.ports.begin(), entry.ports.end(), port) != entry.ports.end()) {
+            return &entry;
+        }
+    }
+    return nullptr;
+}
+
+// A --port that collided in the stored object, on the same role and the same port, is left
+// alone, as the operator leaves it; a collision the update creates (adding a router) is not.
+bool passed_collision_held(const RuleContext& ctx, const RoleFacts& role, std::int64_t port) {
+    const RoleFacts* stored = ctx.stored(role.role->name);
+    return stored != nullptr && stored->role->ports.empty() &&
+           stored->args.integer({"--port"}) == port &&
+           reserving(ctx.data, *ctx.old_model, *ctx.old_facts, *stored, port) != nullptr;
+}
+
 void reserved_port(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
-        if (role.unchanged_from_old) {
-            continue;
-        }
-        const FlagOccurrence* flag = role.args.last({"--port"});
-        const auto passed = role.args.integer({"--port"});
-        for (const auto& entry : ctx.data.reserved_ports) {
-            if (!reserved_applies(entry, ctx, role)) {
+        const auto report = [&](const ReservedPorts& entry, std::string path, std::int64_t port) {
+            sink.report("reserved-port", std::move(path),
+                        "port " + std::to_string(port) + " is reserved on " +
+                            std::string(to_string(role.role->kind)) + " role " +
+                            code(role.role->name) + ": " + entry.reason,
+                        "choose another port");
+        };
+        for (std::size_t k = 0; k < role.role->ports.size(); ++k) {
+            const auto& port = role.role->ports[k].port;
+            if (!port) {
                 continue;
             }
-            const auto reserved = [&](std::int64_t port) {
-                return std::find(entry.ports.begin(), entry.ports.end(), port) != entry.ports.end();
-            };
-            const auto report = [&](std::string path, std::int64_t port) {
-                sink.report("reserved-port", std::move(path),
-                            "port " + std::to_string(port) + " is reserved on " +
-                                std::string(to_string(role.role->kind)) + " role " +
-                                code(role.role->name) + ": " + entry.reason,
-                            "choose another port");
-            };
-            for (std::size_t k = 0; k < role.role->ports.size(); ++k) {
-                const auto& port = role.role->ports[k].port;
-                if (port && reserved(*port)) {
-                    report(role.path() + ".ports[" + std::to_string(k) + "]", *port);
-                }
+            if (const auto* entry = reserving(ctx.data, ctx.model, ctx.facts, role, *port)) {
+                report(*entry, role.path() + ".ports[" + std::to_string(k) + "]", *port);
             }
-            if (flag != nullptr && passed && reserved(*passed)) {
-                report(role.arg_path(flag->value_index), *passed);
-            }
+        }
+        // A role that declares ports serves on them; its --port is declared-port-mismatch's.
+        const FlagOccurrence* flag = role.args.last({"--port"});
+        const auto passed = role.args.integer({"--port"});
+        if (!role.role->ports.empty() || flag == nullptr || !passed) {
+            continue;
+        }
+        if (const auto* entry = reserving(ctx.data, ctx.model, ctx.facts, role, *passed);
+            entry != nullptr && !passed_collision_held(ctx, role, *passed)) {
+            report(*entry, role.arg_path(flag->value_index), *passed);
         }
     }
 }

@@ -80,7 +80,8 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             continue;  // a generated name is not known yet
         }
         const std::string service = md + "-" + name;
-        if (!is_dns1035_label(service)) {
+        // A stored role keeps its Service name: the operator judges only the names it adds.
+        if (ctx.stored(name) == nullptr && !is_dns1035_label(service)) {
             sink.report("role-names", path,
                         "Service name " + code(service) +
                             " is not a DNS-1035 label (at most 63 lower-case letters, digits and "
@@ -105,9 +106,13 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
                 break;
             }
         }
+        // Members are addressed by hostname only when a replica has more than one.
+        if (role.role->size <= 1) {
+            continue;
+        }
         const std::string hostname =
             service + "-r" + std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) +
-            "-m" + std::to_string(std::max<std::int64_t>(role.role->size, 1) - 1);
+            "-m" + std::to_string(role.role->size - 1);
         if (!is_dns1123_label(hostname)) {
             sink.report("role-names", path,
                         "member hostname " + code(hostname) + " is longer than 63 characters",
@@ -143,8 +148,7 @@ void kv_cache(const RuleContext& ctx, FindingSink& sink) {
 void resources(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const Resources& r = role.role->resources;
-        if (r.partitioned_profile && !r.partitioned_profile->empty() &&
-            (r.sliced_memory_percentage || r.sliced_cores_percentage)) {
+        if (r.partitioned() && r.sliced()) {
             sink.report("resources", role.path() + ".resources",
                         "role " + code(role.role->name) +
                             " asks for a partition profile and a slice percentage; an accelerator "
@@ -155,11 +159,23 @@ void resources(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
+void interface(const RuleContext& ctx, FindingSink& sink) {
+    for (const auto& role : ctx.facts.roles) {
+        const auto& count = role.role->resources.interface_count;
+        if (count && (!count->whole() || count->negative())) {
+            sink.report("interface", role.path() + ".resources.interface",
+                        "role " + code(role.role->name) + " requests " + count->text() +
+                            " fabric interfaces; the count is a whole number, 0 or more",
+                        "set resources.interface to a whole number, e.g. 1");
+        }
+    }
+}
+
 void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         for (std::size_t k = 0; k < role.role->env.size(); ++k) {
             const std::string& name = role.role->env[k].name;
-            if (ctx.data.owns_env(ctx.model.engine, name)) {
+            if (ctx.data.owned_env.owns(ctx.model.engine, name)) {
                 sink.report(
                     "engine-owned-env", role.path() + ".env[" + std::to_string(k) + "]",
                     code(name) + " is set by the operator on every " +
@@ -170,10 +186,44 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
+// The names a role's last --served-model-name gives: its value, and any positional tokens
+// after a separate value (vLLM takes several names).
+std::vector<std::string> served_names(const ArgStream& args,
+                                      const std::vector<std::string>& tokens) {
+    const FlagOccurrence* flag = args.last({"--served-model-name"});
+    if (flag == nullptr || !flag->value) {
+        return {};
+    }
+    std::vector<std::string> names{std::string(*flag->value)};
+    for (std::size_t i = flag->value_index + 1;
+         flag->value_index != flag->flag_index && i < tokens.size() && !tokens[i].empty() &&
+         tokens[i].front() != '-';
+         ++i) {
+        names.push_back(tokens[i]);
+    }
+    return names;
+}
+
+// The operator leaves a stored role's served name alone while the names, the model and the
+// command stay as they were.
+bool served_name_held(const RuleContext& ctx, const RoleFacts& role) {
+    const RoleFacts* stored = ctx.stored(role.role->name);
+    if (stored == nullptr || ctx.old_model->model_name != ctx.model.model_name) {
+        return false;
+    }
+    const auto command_length = [](const Role& r) { return r.command ? r.command->size() : 0; };
+    const bool underscores = ctx.data.spelling(ctx.model.engine).underscores;
+    const bool old_underscores = ctx.data.spelling(ctx.old_model->engine).underscores;
+    return command_length(*stored->role) == command_length(*role.role) &&
+           served_names(ArgStream(stored->role->extra_args, old_underscores),
+                        stored->role->extra_args) ==
+               served_names(ArgStream(role.role->extra_args, underscores), role.role->extra_args);
+}
+
 void served_model_name(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const FlagOccurrence* flag = role.args.last({"--served-model-name"});
-        if (role.unchanged_from_old || role.role->takes_over() || flag == nullptr) {
+        if (role.role->takes_over() || flag == nullptr || served_name_held(ctx, role)) {
             continue;
         }
         const std::string fix =
@@ -184,11 +234,9 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
                         fix);
             continue;
         }
-        const auto& tokens = *role.arg_tokens;
-        const std::size_t after = flag->value_index + 1;
-        if (flag->value_index != flag->flag_index && after < tokens.size() &&
-            !tokens[after].empty() && tokens[after].front() != '-') {
-            sink.report("served-model-name", role.arg_path(after),
+        const auto names = served_names(role.args, *role.arg_tokens);
+        if (names.size() > 1) {
+            sink.report("served-model-name", role.arg_path(flag->value_index + 1),
                         "--served-model-name on role " + code(role.role->name) +
                             " names more than one model; the operator serves exactly one",
                         fix);
@@ -315,6 +363,7 @@ constexpr std::array definitions{
     RuleDefinition{"kv-cache", kv_cache},
     RuleDefinition{"served-model-name", served_model_name},
     RuleDefinition{"volumes", volumes},
+    RuleDefinition{"interface", interface},
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 // pass to it.
 #include <algorithm>
 #include <array>
-#include <tuple>
 
 #include "rule_context.hpp"
 
@@ -121,9 +120,11 @@ void router_threshold(const RuleContext& ctx, FindingSink& sink) {
         "remove it, or use " + where);
 }
 
+// The gateway registers the Server, Prefill and Decode roles; it never sees an Encode role,
+// so nothing renders --dp-aware for one.
 const RoleFacts* first_dp_attention_role(const DeploymentFacts& facts) {
     for (const auto& role : facts.roles) {
-        if (role.sglang_dp_attention) {
+        if (role.sglang_dp_attention && role.role->kind != RoleKind::encode) {
             return &role;
         }
     }
@@ -162,7 +163,7 @@ void external_dp_router(const RuleContext& ctx, FindingSink& sink) {
             const std::string& preferred = ctx.data.preferred_router(ctx.model.engine);
             sink.report("external-dp-router", "spec.router.name",
                         "External DP role " + code(role.role->name) + " behind " + router->name +
-                            ": no policy spreads the ranks evenly; prefer " + preferred,
+                            ": ranks spread unevenly; use " + preferred,
                         "set spec.router.name to " + preferred +
                             " and pass --policy round_robin in spec.router.extraArgs");
             return;
@@ -170,33 +171,51 @@ void external_dp_router(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-using Version = std::tuple<int, int, int, bool>;  // major, minor, patch, is a release
+// A release tag as gpustack/llm-router writes them: `v0.3`, `0.3.1`, `v0.3.1.post1`,
+// `v0.3.1-amd64`. Missing parts count as 0; a post-release or an architecture suffix is the
+// release itself or later; `rc`, `alpha`, `beta` and `dev` come before it.
+struct Version {
+    std::array<std::int64_t, 4> parts{};
+    bool pre_release = false;
+    auto operator<=>(const Version& other) const {
+        if (parts != other.parts) {
+            return parts <=> other.parts;
+        }
+        return other.pre_release <=> pre_release;
+    }
+    bool operator==(const Version&) const = default;
+};
 
 std::optional<Version> parse_version(std::string_view tag) {
     if (!tag.empty() && tag.front() == 'v') {
         tag.remove_prefix(1);
     }
-    std::array<int, 3> parts{};
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        const std::size_t end = tag.find_first_not_of("0123456789");
-        const std::string_view digits = tag.substr(0, end);
-        const auto number = parse_integer(digits);
-        if (!number || *number > 1'000'000) {
-            return std::nullopt;
+    Version version;
+    std::size_t count = 0;
+    while (count < version.parts.size()) {
+        const std::size_t end = std::min(tag.find_first_not_of("0123456789"), tag.size());
+        const auto number = end == 0 || end > 9 ? std::nullopt : parse_integer(tag.substr(0, end));
+        if (!number) {
+            break;
         }
-        parts[i] = static_cast<int>(*number);
-        tag.remove_prefix(digits.size());
-        if (i < 2) {
-            if (tag.empty() || tag.front() != '.') {
-                return std::nullopt;
-            }
-            tag.remove_prefix(1);
+        version.parts[count++] = *number;
+        tag.remove_prefix(end);
+        if (tag.size() < 2 || tag.front() != '.' || tag[1] < '0' || tag[1] > '9') {
+            break;
         }
+        tag.remove_prefix(1);
     }
-    if (!tag.empty() && tag.front() != '-' && tag.front() != '+') {
+    if (count == 0 ||
+        (!tag.empty() && std::string_view(".-+_").find(tag.front()) == std::string_view::npos &&
+         (tag.front() < 'a' || tag.front() > 'z'))) {
         return std::nullopt;
     }
-    return Version{parts[0], parts[1], parts[2], tag.empty() || tag.front() == '+'};
+    for (std::string_view marker : {"rc", "alpha", "beta", "dev", "pre"}) {
+        if (tag.find(marker) != std::string_view::npos) {
+            version.pre_release = true;
+        }
+    }
+    return version;
 }
 
 struct ImageReference {
@@ -242,9 +261,8 @@ void dp_aware_image(const RuleContext& ctx, FindingSink& sink) {
         return;
     }
     sink.report("dp-aware-image", "spec.router.image",
-                std::string(image.repository) + ":" + std::string(image.tag) + " predates " +
-                    ctx.data.dp_aware_minimum_tag + ": " + router->name +
-                    " registers one worker per group, not one per DP rank",
+                "tag " + std::string(image.tag) + " predates " + ctx.data.dp_aware_minimum_tag +
+                    ": the gateway registers one worker per group, not per rank",
                 "use " + ctx.data.dp_aware_repository + ":" + ctx.data.dp_aware_minimum_tag +
                     " or later, or remove spec.router.image to get the default");
 }

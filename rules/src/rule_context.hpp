@@ -18,14 +18,16 @@ struct RuleContext {
     const DeploymentFacts& facts;
     const RuleData& data;
     const boost::json::value& object;
-    // UPDATE only: the object as stored, raw and decoded; null otherwise.
+    // UPDATE only: the object as stored, raw, decoded and with its facts; null otherwise.
     const boost::json::value* old_object = nullptr;
     const ModelDeployment* old_model = nullptr;
+    const DeploymentFacts* old_facts = nullptr;
+
+    // UPDATE only: the facts of the stored role of that name, which the ratchets compare
+    // against; null on CREATE and for a role the update adds.
+    const RoleFacts* stored(std::string_view role_name) const;
 };
 
-// Marks the roles an UPDATE leaves exactly as they were, which the ratcheting rules skip.
-void mark_unchanged_roles(DeploymentFacts& facts, const boost::json::value& object,
-                          const boost::json::value& old_object);
 // Whether an UPDATE leaves spec exactly as it was (metadata-only: finalizers, labels).
 bool spec_unchanged(const boost::json::value& object, const boost::json::value& old_object);
 
@@ -53,6 +55,9 @@ std::span<const RuleDefinition> encode_rules();
 std::span<const RuleDefinition> port_rules();
 std::span<const RuleDefinition> role_rules();
 std::span<const RuleDefinition> engine_arg_rules();
+std::span<const RuleDefinition> elastic_ep_rules();
+std::span<const RuleDefinition> access_rules();
+std::span<const RuleDefinition> instance_type_rules();
 std::span<const RuleDefinition> update_rules();
 
 // Shared wording helpers.

@@ -77,14 +77,15 @@ ReservedPorts parse_reserved(const json::value& value, const FieldPath& path) {
         R::each<RoleKind>(R::field(object, "kinds", path), path.member("kinds"), parse_kind);
     if (const auto* when = object.if_contains("when")) {
         const std::string text = R::string(*when, path.member("when"));
-        if (text == "pd-pair") {
-            entry.when = ReservedWhen::pd_pair;
+        if (text == "pd-pair-with-router") {
+            entry.when = ReservedWhen::pd_pair_with_router;
         } else if (text == "pd-pair-with-router-or-kv-cache") {
             entry.when = ReservedWhen::pd_pair_with_router_or_kv_cache;
         } else {
             throw DataError{
                 path.member("when").text(),
-                "expected pd-pair or pd-pair-with-router-or-kv-cache, got \"" + text + "\""};
+                "expected pd-pair-with-router or pd-pair-with-router-or-kv-cache, got \"" + text +
+                    "\""};
         }
     }
     entry.reason = R::string(R::field(object, "reason", path), path.member("reason"));
@@ -166,6 +167,9 @@ RenderedFlag parse_rendered(const json::value& value, const FieldPath& path) {
                                                  by_path.member(platform))] =
                 R::string(item, by_path.member(platform));
         }
+    }
+    if (const auto* excludes = object.if_contains("excludes")) {
+        out.excludes = R::strings(*excludes, path.member("excludes"));
     }
     if (const auto* separate = object.if_contains("separateValue")) {
         if (!separate->is_bool()) {
@@ -263,16 +267,11 @@ RuleData parse(const json::value& root_value) {
     data.dp_aware_minimum_tag =
         R::string(R::field(image, "minimumTag", image_path), image_path.member("minimumTag"));
     data.ssl_flags = R::strings(R::field(root_object, "sslFlags", root), root.member("sslFlags"));
-    const FieldPath env_path = root.member("ownedEnv");
-    const json::object& env = R::object(R::field(root_object, "ownedEnv", root), env_path);
-    for (const auto& [key, value] : env) {
-        if (key == "every-engine") {
-            data.owned_env_every_engine = R::strings(value, env_path.member(key));
-        } else {
-            data.owned_env[parse_engine(json::string(key), env_path.member(key))] =
-                R::strings(value, env_path.member(key));
-        }
-    }
+    data.owned_env = data_file::parse_owned_env(R::field(root_object, "ownedEnv", root),
+                                                root.member("ownedEnv"));
+    data.settings = data_file::parse_settings(
+        R::object(R::field(root_object, "settings", root), root.member("settings")),
+        root.member("settings"), Settings{});
     data.candidates =
         parse_candidates(R::field(root_object, "candidates", root), root.member("candidates"));
     data.rendered_flags = R::each<RenderedFlag>(R::field(root_object, "renderedFlags", root),
@@ -283,6 +282,12 @@ RuleData parse(const json::value& root_value) {
         R::field(root_object, "flagSpellings", root), root.member("flagSpellings"));
     data.elastic_ep_owned_flags = R::strings(R::field(root_object, "elasticEpOwnedFlags", root),
                                              root.member("elasticEpOwnedFlags"));
+    data.elastic_ep_owned_env = R::strings(R::field(root_object, "elasticEpOwnedEnv", root),
+                                           root.member("elasticEpOwnedEnv"));
+    data.artifact = data_file::parse_artifact(R::field(root_object, "artifactRef", root),
+                                              root.member("artifactRef"));
+    data.parallelism = data_file::parse_parallelism(R::field(root_object, "parallelism", root),
+                                                    root.member("parallelism"));
     check_consistency(data);
     return data;
 }
@@ -313,17 +318,24 @@ const std::string& RuleData::preferred_router(EngineKind engine) const {
     return engine == EngineKind::sglang ? preferred_router_sglang : preferred_router_vllm;
 }
 
-bool RuleData::owns_env(EngineKind engine, std::string_view name) const {
-    const auto listed = [&](const std::vector<std::string>& names) {
-        return std::find(names.begin(), names.end(), name) != names.end();
-    };
-    const auto it = owned_env.find(engine);
-    return listed(owned_env_every_engine) || (it != owned_env.end() && listed(it->second));
-}
-
 FlagSpelling RuleData::spelling(EngineKind engine) const {
     const auto it = flag_spellings.find(engine);
     return it == flag_spellings.end() ? FlagSpelling{} : it->second;
+}
+
+const ParallelTable* RuleData::parallel_table(EngineKind engine) const {
+    const auto it = parallelism.find(engine);
+    return it == parallelism.end() ? nullptr : &it->second;
+}
+
+Result<RuleData> with_settings(RuleData data, const json::object& overrides) {
+    try {
+        data.settings =
+            data_file::parse_settings(overrides, FieldPath().member("settings"), data.settings);
+    } catch (const DataError& e) {
+        return Error{e.path + ": " + e.problem};
+    }
+    return data;
 }
 
 Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin) {

@@ -11,6 +11,7 @@
 
 #include "json_kind.hpp"
 #include "mdadmit/rules/json_input.hpp"
+#include "quantity_problem.hpp"
 
 namespace mdadmit::rules {
 
@@ -115,6 +116,11 @@ std::string schema_text(const json::object* schema, std::string_view key) {
 DecodeProblem word(const valijson::ValidationResults::Error& error, const json::value& object,
                    const json::object& schema) {
     Located at = locate(error.context, object, schema);
+    // An int-or-string quantity fails its `anyOf` and its `pattern` at once: one message.
+    if (at.schema != nullptr && at.value != nullptr &&
+        at.schema->contains("x-kubernetes-int-or-string")) {
+        return {render(at.segments), quantity_problem(*at.value)};
+    }
     const std::string& text = error.description;
     const std::string actual = at.value != nullptr ? quoted(*at.value) : std::string("the value");
     std::string message;

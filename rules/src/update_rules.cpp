@@ -19,36 +19,11 @@ const json::value* find(const json::value& object, std::string_view pointer) {
     return object.find_pointer(pointer, ec);
 }
 
-const json::array* roles_of(const json::value& object) {
-    const json::value* roles = find(object, "/spec/roles");
-    return roles != nullptr && roles->is_array() ? &roles->get_array() : nullptr;
-}
-
-const json::value* role_named(const json::array& roles, std::string_view name) {
-    for (const auto& role : roles) {
-        const json::value* role_name =
-            role.is_object() ? role.get_object().if_contains("name") : nullptr;
-        if (role_name != nullptr && role_name->is_string() && role_name->get_string() == name) {
-            return &role;
-        }
-    }
-    return nullptr;
-}
-
 bool same(const json::value* a, const json::value* b) {
     if (a == nullptr || b == nullptr) {
         return a == b;
     }
     return *a == *b;
-}
-
-const Role* old_role_named(const ModelDeployment& old_model, std::string_view name) {
-    for (const auto& role : old_model.roles) {
-        if (role.name == name) {
-            return &role;
-        }
-    }
-    return nullptr;
 }
 
 // spec.model is frozen member by member, so the finding names the member that changed.
@@ -130,7 +105,8 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
     }
     std::vector<std::string> added;
     for (const auto& role : ctx.model.roles) {
-        const Role* before = old_role_named(old_model, role.name);
+        const RoleFacts* stored = ctx.stored(role.name);
+        const Role* before = stored != nullptr ? stored->role : nullptr;
         if (before == nullptr) {
             added.push_back(code(role.name));
         } else if (before->kind != role.kind && role.kind != RoleKind::unknown) {
@@ -163,63 +139,14 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
-    if (ctx.old_model == nullptr) {
-        return;
-    }
-    for (const auto& role : ctx.model.roles) {
-        const Role* before = old_role_named(*ctx.old_model, role.name);
-        if (before == nullptr) {
-            continue;
-        }
-        const std::string path = "spec.roles[" + std::to_string(role.index) + "]";
-        if (before->has_elastic_ep != role.has_elastic_ep) {
-            sink.report("elastic-ep-update", path + ".elasticEp",
-                        "elasticEp cannot be " +
-                            std::string(role.has_elastic_ep ? "added to" : "removed from") +
-                            " role " + code(role.name) + " after creation",
-                        "restore it as it was, or create a new ModelDeployment");
-            continue;
-        }
-        if (!role.elastic_ep_width && before->elastic_ep_width) {
-            sink.report(
-                "elastic-ep-update", path + ".elasticEp.width",
-                "elasticEp.width of role " + code(role.name) + " cannot be unset (was " +
-                    std::to_string(*before->elastic_ep_width) + ")",
-                "keep the width at " + std::to_string(*before->elastic_ep_width) + " or grow it");
-        } else if (role.elastic_ep_width && before->elastic_ep_width &&
-                   *role.elastic_ep_width < *before->elastic_ep_width) {
-            sink.report(
-                "elastic-ep-update", path + ".elasticEp.width",
-                "elasticEp.width of role " + code(role.name) + " cannot shrink from " +
-                    std::to_string(*before->elastic_ep_width) + " to " +
-                    std::to_string(*role.elastic_ep_width),
-                "keep the width at " + std::to_string(*before->elastic_ep_width) + " or grow it");
-        }
-    }
-}
-
 constexpr std::array definitions{
     RuleDefinition{"immutable", immutable},
-    RuleDefinition{"elastic-ep-update", elastic_ep_update},
 };
 
 }  // namespace
 
-void mark_unchanged_roles(DeploymentFacts& facts, const json::value& object,
-                          const json::value& old_object) {
-    const json::array* roles = roles_of(object);
-    const json::array* old_roles = roles_of(old_object);
-    if (roles == nullptr || old_roles == nullptr) {
-        return;
-    }
-    for (auto& role : facts.roles) {
-        if (role.role->index >= roles->size()) {
-            continue;
-        }
-        const json::value* before = role_named(*old_roles, role.role->name);
-        role.unchanged_from_old = before != nullptr && *before == (*roles)[role.role->index];
-    }
+const RoleFacts* RuleContext::stored(std::string_view role_name) const {
+    return old_facts == nullptr ? nullptr : old_facts->role_named(role_name);
 }
 
 bool spec_unchanged(const json::value& object, const json::value& old_object) {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "kube_client.hpp"
-#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/result.hpp"
 
 namespace mdadmit::server {

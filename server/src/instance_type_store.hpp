@@ -3,7 +3,7 @@
 #include <memory>
 #include <mutex>
 
-#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 
 namespace mdadmit::server {
 

@@ -77,9 +77,8 @@ rules::Result<rules::InstanceTypes> KubeClusterView::instance_types(
     }
     rules::InstanceTypes out;
     for (const auto& item : items->get_array()) {
-        const std::string name = inputs::string_at(item, "/metadata/name");
-        if (!name.empty()) {
-            out[name] = inputs::string_at(item, "/status/detail/manufacturer");
+        if (auto named = rules::decode_instance_type(item)) {
+            out[named->name] = std::move(named->type);
         }
     }
     return out;

@@ -106,8 +106,8 @@ TEST_F(AdmissionHandlerTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed
     EXPECT_EQ(
         body.at("response").at("warnings"),
         json::parse(
-            R"(["external-dp-router: spec.router.name: External DP role `s` behind llm-d-router: no )"
-            R"(policy spreads the ranks evenly; prefer vllm-router"])"));
+            R"(["external-dp-router: spec.router.name: External DP role `s` behind llm-d-router: )"
+            R"(ranks spread unevenly; use vllm-router"])"));
 }
 
 TEST_F(AdmissionHandlerTest, DryRunGetsTheSameVerdict) {

@@ -22,12 +22,15 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 
 const std::string suite_directory = std::string(MDADMIT_SOURCE_DIR) + "/test/cases";
-const std::string suite_instance_types = suite_directory + "/instance-types.yaml";
+const std::string operator_suite_directory = suite_directory + "/operator";
 
-std::vector<inputs::TestCase> suite_cases() {
+// The documents of one suite directory (its own files, not those of subdirectories).
+std::vector<inputs::Document> suite_documents(const std::string& directory) {
     std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(suite_directory)) {
-        files.push_back(entry.path().string());
+    for (const auto& entry : fs::directory_iterator(directory)) {
+        if (entry.is_regular_file()) {
+            files.push_back(entry.path().string());
+        }
     }
     std::sort(files.begin(), files.end());
     std::vector<inputs::Document> documents;
@@ -38,9 +41,38 @@ std::vector<inputs::TestCase> suite_cases() {
             documents.push_back(std::move(document));
         }
     }
-    auto cases = inputs::parse_cases(documents);
+    return documents;
+}
+
+std::vector<inputs::TestCase> suite_cases(const std::string& directory) {
+    auto cases = inputs::parse_cases(suite_documents(directory));
     EXPECT_TRUE(cases.ok()) << cases.error().message;
     return cases.value();
+}
+
+// The suite's cluster, as one file the server reads with --instance-types, and as the
+// harness holds it.
+struct SuiteCluster {
+    std::string file;
+    rules::InstanceTypes types;
+};
+
+SuiteCluster suite_cluster(const std::string& directory) {
+    SuiteCluster cluster;
+    cluster.file = testing::TempDir() + "/mdadmit-types-" + std::to_string(::getpid()) + "-" +
+                   fs::path(directory).filename().string() + ".yaml";
+    std::string manifests = "# the InstanceTypes of " + directory + "\n";
+    std::vector<inputs::Document> documents = suite_documents(directory);
+    for (const auto& document : documents) {
+        const auto* kind =
+            document.value.is_object() ? document.value.get_object().if_contains("kind") : nullptr;
+        if (kind != nullptr && *kind == "InstanceType") {
+            manifests += "---\n" + json::serialize(document.value) + "\n";
+        }
+    }
+    write_file(cluster.file, manifests);
+    inputs::collect_instance_types(documents, cluster.types);
+    return cluster;
 }
 
 std::string review_of(const inputs::TestCase& test_case, std::size_t number) {
@@ -99,30 +131,31 @@ bool has_schema_finding(const rules::Evaluation& evaluation) {
                        [](const rules::Finding& f) { return f.rule == "schema"; });
 }
 
-void expect_identical(bool full_schema_check) {
-    const auto cases = suite_cases();
+void expect_identical(const std::string& directory, bool full_schema_check) {
+    const auto cases = suite_cases(directory);
     ASSERT_GT(cases.size(), 50u);
+    const SuiteCluster cluster = suite_cluster(directory);
     ServerFixture fixture([&](server::Config& c) {
         c.full_schema_check = full_schema_check;
-        c.instance_types_file = suite_instance_types;
+        c.instance_types_file = cluster.file;
     });
     // The harness's view: the suite's InstanceTypes and the full structural check.
     const rules::Engine harness = rules::Engine::with_embedded_data();
-    rules::InstanceTypes types;
-    inputs::collect_instance_types(inputs::read_documents(suite_instance_types).value(), types);
     HttpsClient client(fixture.port(), fixture.client_options());
     ASSERT_TRUE(client.connect()) << client.last_error();
     std::size_t compared = 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const auto& test_case = cases[i];
         ASSERT_TRUE(test_case.instance_types.empty())
-            << test_case.label() << ": suite cases share instance-types.yaml";
-        if (test_case.pod) {
-            continue;  // a mutation case: compared through /mutate below
+            << test_case.label() << ": suite cases share the suite's InstanceType files";
+        if (test_case.pod || !test_case.settings.empty()) {
+            // A mutation case is compared through /mutate below; a case with its own settings
+            // needs a server started with them, and is the harness's alone.
+            continue;
         }
         const auto evaluation = harness.evaluate(
-            {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr, &types,
-             test_case.operation});
+            {test_case.object, test_case.old_object ? &*test_case.old_object : nullptr,
+             &cluster.types, test_case.operation});
         if (!full_schema_check && has_schema_finding(evaluation)) {
             continue;  // the default server leaves the full structural check to the API server
         }
@@ -136,16 +169,22 @@ void expect_identical(bool full_schema_check) {
 }
 
 TEST(HarnessAndServer, AgreeOnEveryCaseWithTheFullSchemaCheck) {
-    expect_identical(true);
+    expect_identical(suite_directory, true);
 }
 
 TEST(HarnessAndServer, AgreeOnEveryWellFormedCaseWithTheDefaultCheck) {
-    expect_identical(false);
+    expect_identical(suite_directory, false);
+}
+
+// The parity suite: the operator's own test rows and docs examples, in their cluster.
+TEST(HarnessAndServer, AgreeOnEveryOperatorParityCase) {
+    expect_identical(operator_suite_directory, true);
+    expect_identical(operator_suite_directory, false);
 }
 
 TEST(HarnessAndServer, SendTheSamePatchForEveryMutationCase) {
     std::vector<inputs::TestCase> mutations;
-    for (auto& test_case : suite_cases()) {
+    for (auto& test_case : suite_cases(suite_directory)) {
         if (test_case.pod) {
             mutations.push_back(std::move(test_case));
         }
@@ -159,12 +198,12 @@ TEST(HarnessAndServer, SendTheSamePatchForEveryMutationCase) {
         manifests += "---\n" + json::serialize(test_case.object) + "\n";
     }
     write_file(cluster, manifests);
+    const SuiteCluster suite = suite_cluster(suite_directory);
     ServerFixture fixture([&](server::Config& c) {
         c.cluster_files = cluster;
-        c.instance_types_file = suite_instance_types;
+        c.instance_types_file = suite.file;
     });
-    rules::InstanceTypes types;
-    inputs::collect_instance_types(inputs::read_documents(suite_instance_types).value(), types);
+    const rules::InstanceTypes& types = suite.types;
     const auto data = rules::embedded_rule_data();
     HttpsClient client(fixture.port(), fixture.client_options());
     ASSERT_TRUE(client.connect()) << client.last_error();

@@ -52,7 +52,10 @@ TEST(Documents, InstanceTypesAreCollectedByName) {
         "t");
     rules::InstanceTypes types;
     inputs::collect_instance_types(docs.value(), types);
-    EXPECT_EQ(types, (rules::InstanceTypes{{"a", "AMD"}, {"b", ""}}));
+    ASSERT_EQ(types.size(), 2u);
+    EXPECT_EQ(types.at("a").manufacturer, "AMD");
+    EXPECT_EQ(types.at("a").platform(), rules::Platform::amd);
+    EXPECT_EQ(types.at("b").manufacturer, "");
 }
 
 }  // namespace

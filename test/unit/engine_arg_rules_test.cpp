@@ -172,9 +172,80 @@ TEST(Parallelism, SilentWithoutAWholeAcceleratorCountOrAcrossNodes) {
                             "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, '8', "
                             "--nnodes, '2']}]")
                     .empty());
-    EXPECT_TRUE(
-        parallelism("vLLM", "[{name: s, size: 2, resources: {accelerator: 4}, " + args + "}]")
-            .empty());
+    // Fractional or negative counts are not a whole number of cards.
+    for (const std::string resources : {"{accelerator: '1500m'}", "{accelerator: '-4'}"}) {
+        EXPECT_TRUE(
+            parallelism("vLLM", "[{name: s, resources: " + resources + ", " + args + "}]").empty())
+            << resources;
+    }
+}
+
+TEST(Parallelism, TheWidthIsPerMemberWhateverTheSize) {
+    const auto found =
+        parallelism("vLLM",
+                    "[{name: s, size: 2, resources: {accelerator: 4}, extraArgs: [-tp, "
+                    "'8']}]");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].message,
+              "role `s` runs 8 accelerators per member (tensor 8) but resources.accelerator is 4; "
+              "size 2 does not help, the width is per member");
+}
+
+TEST(Parallelism, SglangNarrowersAndVllmEnvironment) {
+    // Attention DP, MoE DP, DWDP and attention context parallelism share one member's cards.
+    for (const std::string narrower :
+         {"--enable-dp-attention", "--moe-dp-size, '2'", "--dwdp-size=2", "--attn-cp-size, '2'"}) {
+        EXPECT_TRUE(parallelism("SGLang",
+                                "[{name: s, resources: {accelerator: 2}, extraArgs: "
+                                "[--tp-size, '2', --dp-size, '2', " +
+                                    narrower + "]}]")
+                        .empty())
+            << narrower;
+    }
+    // Prefill context parallelism does not narrow; expert parallelism adds nothing.
+    EXPECT_EQ(parallelism("SGLang",
+                          "[{name: s, resources: {accelerator: 3}, extraArgs: "
+                          "[--tp-size, '2', --dp-size, '2', --enable-prefill-cp]}]")
+                  .size(),
+              1u);
+    EXPECT_TRUE(parallelism("SGLang",
+                            "[{name: s, resources: {accelerator: 1}, extraArgs: [--ep-size, '4']}]")
+                    .empty());
+    // VLLM_DP_SIZE sets the data-parallel size when no flag sets more than one rank.
+    const auto env =
+        parallelism("vLLM",
+                    "[{name: s, resources: {accelerator: 3}, extraArgs: [-tp, '2'], env: [{name: "
+                    "VLLM_DP_SIZE, value: '2'}]}]");
+    ASSERT_EQ(env.size(), 1u);
+    EXPECT_NE(env[0].message.find("(tensor 2 x data 2)"), std::string::npos);
+    const auto malformed =
+        parallelism("vLLM", "[{name: s, env: [{name: VLLM_DP_SIZE, value: two}]}]");
+    ASSERT_EQ(malformed.size(), 1u);
+    EXPECT_EQ(malformed[0].path, "spec.roles[0].env[0]");
+    EXPECT_EQ(malformed[0].message,
+              "`VLLM_DP_SIZE` on role `s` is `two`; it takes a whole number of at least 1");
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: s, extraArgs: ['--data-parallel-size=2'], env: "
+                            "[{name: VLLM_DP_SIZE, value: two}]}]")
+                    .empty());
+}
+
+TEST(Parallelism, PrefixesAndTheEndOfOptions) {
+    // vLLM's parser resolves a unique prefix; after `--` nothing is a flag.
+    const auto prefix =
+        parallelism("vLLM", "[{name: s, resources: {accelerator: 1}, extraArgs: [--tensor, '2']}]");
+    ASSERT_EQ(prefix.size(), 1u);
+    EXPECT_EQ(prefix[0].path, "spec.roles[0].resources.accelerator");
+    EXPECT_TRUE(parallelism("vLLM",
+                            "[{name: s, resources: {accelerator: 1}, extraArgs: [--, "
+                            "--tensor-parallel-size, '2']}]")
+                    .empty());
+    // Python's int() reads `+2` and `1_0`.
+    EXPECT_EQ(parallelism("vLLM",
+                          "[{name: s, resources: {accelerator: 1}, extraArgs: [-tp, "
+                          "'+2', -pp, '1_0']}]")
+                  .size(),
+              1u);
 }
 
 std::vector<rules::Finding> elastic(std::string_view engine, std::string_view roles) {
@@ -265,7 +336,7 @@ TEST(Parallelism, VllmSpellingsAliasesAndNegativeValues) {
     const auto context = parallelism(
         "vLLM", "[{name: s, resources: {accelerator: 2}, extraArgs: [-tp, '2', -pcp, '2']}]");
     ASSERT_EQ(context.size(), 1u);
-    EXPECT_NE(context[0].message.find("(tensor 2 x context 2)"), std::string::npos);
+    EXPECT_NE(context[0].message.find("(tensor 2 x prefill-context 2)"), std::string::npos);
     EXPECT_EQ(parallelism("SGLang",
                           "[{name: s, resources: {accelerator: 2}, extraArgs: "
                           "[--tensor-parallel-size, '2', --data-parallel-size, '2']}]")
@@ -290,10 +361,10 @@ TEST(Parallelism, OneRankPerMemberInAnyRoleKindAndNoOverflow) {
     EXPECT_EQ(huge[0].path, "spec.roles[0].resources.accelerator");
 }
 
-TEST(Parallelism, SilentWhenRayOrAnotherNodePlacesTheRanks) {
+TEST(Parallelism, SilentWhenFlagsWireRanksOverNodesOrPods) {
     for (const std::string wiring :
-         {"--distributed-executor-backend, ray", "-dpb, ray", "--data-parallel-address, 10.0.0.1",
-          "--headless", "--data_parallel_rpc_port, '13345'"}) {
+         {"-dpb, mp", "--data-parallel-address, 10.0.0.1", "--headless",
+          "--data_parallel_rpc_port, '13345'", "-dpn, '0'", "-dph", "--nnodes=2", "-n, '2'"}) {
         EXPECT_TRUE(parallelism("vLLM",
                                 "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, "
                                 "'4', -dp, '4', " +

@@ -160,9 +160,9 @@ TEST(DeclaredPortMismatch, SilentWhenEqualAndForTheProxyFrontedDecoder) {
 
 TEST(ReservedPort, KvEventPortsUnderLlmDOnNonDecodeVllmRoles) {
     const auto found = of_rule(
-        judge(deployment(
-            "vLLM", llm_d,
-            "[{name: s, ports: [{port: 8000}, {port: 5557}], extraArgs: [--port, '5558']}]")),
+        judge(deployment("vLLM", llm_d,
+                         "[{name: s, ports: [{port: 8000}, {port: 5557}]}, {name: t, extraArgs: "
+                         "[--port, '5558']}]")),
         "reserved-port");
     ASSERT_EQ(found.size(), 2u);
     EXPECT_EQ(found[0].severity, Severity::deny);
@@ -170,14 +170,23 @@ TEST(ReservedPort, KvEventPortsUnderLlmDOnNonDecodeVllmRoles) {
     EXPECT_EQ(found[0].message,
               "port 5557 is reserved on Server role `s`: the operator binds it for KV-cache events "
               "under llm-d-router");
-    EXPECT_EQ(found[1].path, "spec.roles[0].extraArgs[1]");
+    EXPECT_EQ(found[1].path, "spec.roles[1].extraArgs[1]");
+    // A role that declares ports serves on them: its --port is declared-port-mismatch's.
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", llm_d,
+                                         "[{name: s, ports: [{port: 8000}], extraArgs: [--port, "
+                                         "'5558']}]")),
+                        "reserved-port")
+                    .empty());
 }
 
 TEST(ReservedPort, BootstrapPortOnThePrefillOfAPair) {
     const char* roles =
         "[{name: p, kind: Prefill, ports: [{port: 8998}]}, {name: d, kind: Decode, ports: [{port: "
         "8998}]}]";
-    const auto vllm = of_rule(judge(deployment("vLLM", "", roles)), "reserved-port");
+    // vLLM binds the bootstrap port only behind a router.
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "", roles)), "reserved-port").empty());
+    const auto vllm =
+        of_rule(judge(deployment("vLLM", "{name: vllm-router}", roles)), "reserved-port");
     ASSERT_EQ(vllm.size(), 1u);
     EXPECT_EQ(vllm[0].path, "spec.roles[0].ports[0]");
     const auto sglang_routed =

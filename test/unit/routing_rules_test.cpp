@@ -196,8 +196,7 @@ TEST(ExternalDpRouter, WarnsForEachExternalDpWiringBehindLlmDRouter) {
         EXPECT_EQ(found[0].severity, Severity::warn);
         EXPECT_EQ(found[0].path, "spec.router.name");
         EXPECT_EQ(found[0].message,
-                  "External DP role `ranks` behind llm-d-router: no policy spreads the ranks "
-                  "evenly; prefer "
+                  "External DP role `ranks` behind llm-d-router: ranks spread unevenly; use "
                   "vllm-router");
     }
 }
@@ -209,8 +208,8 @@ TEST(ExternalDpRouter, SglangAttentionDpPrefersTheGateway) {
         "external-dp-router");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0].message,
-              "External DP role `s` behind llm-d-router: no policy spreads the ranks evenly; "
-              "prefer sglang-gateway");
+              "External DP role `s` behind llm-d-router: ranks spread unevenly; use "
+              "sglang-gateway");
 }
 
 TEST(ExternalDpRouter, SilentForInternalServersAndOtherRouters) {
@@ -235,9 +234,17 @@ TEST(DpAwareImage, WarnsForAnImageOlderThanTheFanOut) {
     EXPECT_EQ(found[0].severity, Severity::warn);
     EXPECT_EQ(found[0].path, "spec.router.image");
     EXPECT_EQ(found[0].message,
-              "registry.local/gpustack/llm-router:v0.3.1 predates v0.4.0: sglang-gateway registers "
-              "one worker "
-              "per group, not one per DP rank");
+              "tag v0.3.1 predates v0.4.0: the gateway registers one worker per group, not per "
+              "rank");
+    // The image's own tags: two parts, a post-release, an architecture suffix, no `v`.
+    for (const char* tag : {"v0.3", "v0.3.1.post1", "v0.3.1-amd64", "0.3.1", "v0.3.9rc1"}) {
+        EXPECT_EQ(of_rule(judge(sglang_external_dp(
+                              ", image: 'gpustack/llm-router:" + std::string(tag) + "'")),
+                          "dp-aware-image")
+                      .size(),
+                  1u)
+            << tag;
+    }
 }
 
 TEST(DpAwareImage, APreReleaseOfTheMinimumIsOlder) {
@@ -250,6 +257,8 @@ TEST(DpAwareImage, APreReleaseOfTheMinimumIsOlder) {
 TEST(DpAwareImage, SilentForNewDefaultCustomOrFloatingImages) {
     for (const char* field :
          {"", ", image: 'gpustack/llm-router:v0.4.0'", ", image: 'gpustack/llm-router:v1.2.3'",
+          ", image: 'gpustack/llm-router:v0.4'", ", image: 'gpustack/llm-router:v0.4.0.post1'",
+          ", image: 'gpustack/llm-router:v0.4.0-amd64'", ", image: 'gpustack/llm-router:0.10'",
           ", image: 'gpustack/llm-router:latest'", ", image: 'acme/my-gateway:v0.1.0'",
           ", image: 'gpustack/llm-router@sha256:abc'"}) {
         EXPECT_TRUE(of_rule(judge(sglang_external_dp(field)), "dp-aware-image").empty()) << field;

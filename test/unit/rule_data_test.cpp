@@ -24,7 +24,7 @@ TEST(RuleData, BuiltInDataParsesAndMatchesTheImplementedRules) {
     auto data = rules::parse_rule_data(rules::embedded_rule_data_json(), "(built in)");
     ASSERT_TRUE(data.ok()) << data.error().message;
     EXPECT_TRUE(rules::Engine::create(data.value()).ok());
-    EXPECT_EQ(data.value().rules.size(), 29u);
+    EXPECT_EQ(data.value().rules.size(), 38u);
     EXPECT_EQ(data.value().router("vllm-router")->owned_flags.size(), 13u);
 }
 
@@ -59,6 +59,25 @@ TEST(RuleData, MalformedFilesAreRefusedNamingTheField) {
     EXPECT_EQ(refusal(data),
               "rule data test.json: flagSpellings.vLLM: expected underscores, dotted-members or "
               "unique-prefixes, got \"camelCase\"");
+    data = embedded();
+    data.as_object()["settings"].as_object()["privileged"] = true;
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: settings.privileged: unknown setting (privilegedAllowed, "
+              "hostPathVolumeAllowed, kvCacheDtypeOwned)");
+    data = embedded();
+    data.as_object()["ownedArgs"].as_array()[0].as_object()["setting"] = "noSuchSetting";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: ownedArgs[0].setting: unknown setting \"noSuchSetting\"");
+    data = embedded();
+    auto& degrees = data.as_object()["parallelism"].as_object()["vLLM"].as_object()["degrees"];
+    degrees.as_array()[0].as_object()["use"] = "depth";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: parallelism.vLLM.degrees[0].use: expected width, data, "
+              "data-local or narrows-data, got \"depth\"");
+    degrees.as_array().erase(degrees.as_array().begin());
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: parallelism.vLLM.degrees: a degree named \"tensor\" is "
+              "required");
     EXPECT_NE(rules::parse_rule_data("{\"version\":", "t").error().message.find("invalid JSON"),
               std::string::npos);
 }
@@ -91,6 +110,19 @@ TEST(RuleData, TheCatalogueAndTheImplementationMustAgree) {
     extra.rules.push_back({"no-such-rule", rules::Severity::deny, "x", "y"});
     EXPECT_EQ(rules::Engine::create(extra).error().message,
               "rule data: rule \"no-such-rule\" is listed but not implemented");
+}
+
+TEST(RuleData, SettingsCanBeChangedByName) {
+    const auto data = rules::embedded_rule_data();
+    EXPECT_FALSE(data.settings.privileged_allowed);
+    EXPECT_TRUE(data.settings.kv_cache_dtype_owned);
+    const auto opened = rules::with_settings(data, json::object{{"privilegedAllowed", true}});
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    EXPECT_TRUE(opened.value().settings.privileged_allowed);
+    EXPECT_FALSE(opened.value().settings.host_path_volume_allowed);
+    EXPECT_EQ(
+        rules::with_settings(data, json::object{{"privilegedAllowed", "yes"}}).error().message,
+        "settings.privilegedAllowed: expected true or false");
 }
 
 TEST(RuleData, AReplacedFileChangesTheVerdictWithoutARebuild) {

@@ -39,7 +39,8 @@ TEST(Schema, ReportsWrongTypesEnumsRangesAndMissingFieldsWithPaths) {
     EXPECT_EQ(by_path["spec.roles[0].name"],
               "\"Bad_Name\" must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
     EXPECT_EQ(by_path["spec.roles[0].kind"],
-              "unsupported value \"Worker\"; expected one of: Server, Prefill, Decode, Encode");
+              "unsupported value \"Worker\"; expected one of: Server, Prefill, Decode, Encode, "
+              "server, prefill, decode");
     EXPECT_EQ(by_path["spec.roles[0].replicas"], "expected integer, got a string");
     EXPECT_EQ(by_path["spec.roles[0].ports[0].port"], "70000 is out of range: from 1 to 65535");
     EXPECT_EQ(by_path["spec.roles[0].extraArgs[0]"], "expected string, got an integer");
@@ -102,7 +103,7 @@ TEST(BadInput, DecoderProblemsAreASubsetOfTheSchemaCheck) {
         json::parse(R"({"spec": {"model": {"name": 1}, "engine": {"name": "tgi", "version": 2},
         "router": {"name": "vllm-router", "image": 1, "extraArgs": [1, "--x"], "disaggregationThresholdTokens": "a"},
         "kvCache": {"poolRef": {"name": 3}},
-        "roles": [{"name": "s", "size": "2", "resources": {"accelerator": "1"}, "env": [{"name": 1}],
+        "roles": [{"name": "s", "size": "2", "resources": {"accelerator": "two"}, "env": [{"name": 1}],
                    "elasticEp": {"width": "w"}, "command": "run"}]}})");
     const auto full = judge_json(value, StructureCheck::full);
     const auto fast = judge_json(value, StructureCheck::decoder_only);
@@ -115,6 +116,65 @@ TEST(BadInput, DecoderProblemsAreASubsetOfTheSchemaCheck) {
     for (const auto& f : fast_findings) {
         EXPECT_TRUE(full_paths.count(f.path)) << f.path << ": " << f.message;
     }
+}
+
+// Quantities as the operator declares them: an integer or a string in Kubernetes' grammar.
+// A defaulted object (`accelerator: "1"`) is judged as its integer twin is, in both checks.
+TEST(Quantities, StringsAndIntegersAreJudgedAlike) {
+    for (auto check : {StructureCheck::full, StructureCheck::decoder_only}) {
+        const auto judged = [&](std::string_view resources) {
+            return rule_paths(judge(deployment("vLLM", "",
+                                               "[{name: s, resources: " + std::string(resources) +
+                                                   ", extraArgs: [-tp, '2']}]"),
+                                    rules::EngineOptions{.structure_check = check,
+                                                         .encode_platform_unknown_severity = {}}));
+        };
+        EXPECT_EQ(judged("{accelerator: '1'}"), judged("{accelerator: 1}"));
+        EXPECT_EQ(judged("{accelerator: '1'}"),
+                  (std::vector<std::string>{"parallelism@spec.roles[0].resources.accelerator"}));
+        EXPECT_EQ(judged("{accelerator: '2'}"), judged("{accelerator: 2}"));
+        EXPECT_TRUE(judged("{accelerator: '2'}").empty());
+        // A fraction is well-formed; the width rule cannot count it and stays silent.
+        EXPECT_TRUE(judged("{accelerator: '1500m'}").empty());
+        EXPECT_TRUE(judged("{accelerator: '2k'}").empty());
+        EXPECT_EQ(judged("{interface: '1'}"), judged("{interface: 1}"));
+        EXPECT_EQ(
+            judged("{interface: '1'}"),
+            (std::vector<std::string>{"interface-transport@spec.roles[0].resources.interface"}));
+    }
+}
+
+TEST(Quantities, MalformedQuantitiesAreSchemaFindingsNamingTheField) {
+    const auto value = json::parse(R"({"spec": {"model": {"name": "m"},
+        "engine": {"name": "vLLM", "version": "1"},
+        "roles": [{"name": "a", "resources": {"accelerator": "two", "interface": 1.5}},
+                  {"name": "b", "resources": {"accelerator": "1.5.0", "interface": "1e1.5"}}]}})");
+    for (auto check : {StructureCheck::full, StructureCheck::decoder_only}) {
+        std::map<std::string, std::string> by_path;
+        for (const auto& f : of_rule(judge_json(value, check), "schema")) {
+            by_path[f.path] = f.message;
+        }
+        EXPECT_EQ(by_path["spec.roles[0].resources.accelerator"],
+                  "\"two\" is not a Kubernetes quantity (e.g. 1, \"2\", \"1500m\", \"1.5\")");
+        EXPECT_EQ(by_path["spec.roles[0].resources.interface"],
+                  "expected an integer or a quantity string, got a number");
+        EXPECT_EQ(by_path["spec.roles[1].resources.accelerator"],
+                  "\"1.5.0\" is not a Kubernetes quantity (e.g. 1, \"2\", \"1500m\", \"1.5\")");
+        // The CRD's pattern admits "1e1.5"; Kubernetes cannot parse it, and neither check
+        // lets it through.
+        EXPECT_EQ(by_path["spec.roles[1].resources.interface"],
+                  "\"1e1.5\" is not a Kubernetes quantity (e.g. 1, \"2\", \"1500m\", \"1.5\")");
+        EXPECT_EQ(by_path.size(), 4u);
+    }
+}
+
+TEST(Quantities, LowerCaseKindsOfOlderCrdsAreTheirCapitalisedKinds) {
+    const auto older = judge(
+        deployment("vllm", "{name: llm-d-router}",
+                   "[{name: p, kind: prefill, ports: [{port: 8998}]}, {name: d, kind: decode}]"));
+    EXPECT_EQ(rule_paths(older),
+              (std::vector<std::string>{"port-uniformity@spec.router",
+                                        "reserved-port@spec.roles[0].ports[0]"}));
 }
 
 TEST(BadInput, HugeArraysCostBoundedWork) {

@@ -41,7 +41,7 @@ expect:
 )");
     ASSERT_EQ(cases.size(), 1u);
     EXPECT_EQ(cases[0].operation, rules::Operation::update);
-    EXPECT_EQ(cases[0].instance_types.at("h100"), "NVIDIA");
+    EXPECT_EQ(cases[0].instance_types.at("h100").manufacturer, "NVIDIA");
     EXPECT_FALSE(cases[0].expect_allowed);
     EXPECT_FALSE(cases[0].exact);
     ASSERT_EQ(cases[0].findings.size(), 2u);
@@ -84,7 +84,16 @@ TEST(TestCases, MalformedCasesNameTheFileDocumentAndField) {
          "cases.yaml:1 (document 1): expect.findings[0].rule: required"},
         {"case: c\nobject: {a: 1}\nexpected: {}\n",
          "cases.yaml:1 (document 1): expected: unknown field (case, object, old, operation, "
-         "instanceTypes, expect)"},
+         "instanceTypes, settings, operator, expect)"},
+        {"case: c\noperator: {verdict: denied}\nobject: {a: 1}\nexpect: {verdict: admitted}\n",
+         "cases.yaml:1 (document 1): operator.differs: required: expect.verdict is not the "
+         "operator's; say why"},
+        {"case: c\noperator: {verdict: admitted, differs: x}\nobject: {a: 1}\n"
+         "expect: {verdict: admitted}\n",
+         "cases.yaml:1 (document 1): operator.differs: given, but expect.verdict is the "
+         "operator's"},
+        {"case: c\noperator: {row: 1}\nobject: {a: 1}\nexpect: {verdict: admitted}\n",
+         "cases.yaml:1 (document 1): operator.verdict: required: admitted or denied"},
     };
     for (const auto& [yaml, message] : malformed) {
         auto documents = inputs::parse_documents(yaml, "cases.yaml");
@@ -92,6 +101,23 @@ TEST(TestCases, MalformedCasesNameTheFileDocumentAndField) {
         ASSERT_FALSE(cases.ok()) << yaml;
         EXPECT_EQ(cases.error().message, message);
     }
+}
+
+TEST(TestCases, ParityCasesCarryTheOperatorsVerdictAndSettings) {
+    const auto cases = cases_of(R"(
+case: c
+operator: {row: 57, test: T/x, verdict: denied, field: spec.router, message: m,
+           differs: "newer operator"}
+settings: {privilegedAllowed: true}
+object: {kind: ModelDeployment}
+expect: {verdict: admitted}
+)");
+    ASSERT_EQ(cases.size(), 1u);
+    ASSERT_TRUE(cases[0].operator_verdict.has_value());
+    EXPECT_FALSE(cases[0].operator_verdict->allowed);
+    EXPECT_EQ(cases[0].operator_verdict->source, "row 57 T/x");
+    EXPECT_EQ(cases[0].operator_verdict->differs, "newer operator");
+    EXPECT_EQ(cases[0].settings.at("privilegedAllowed"), true);
 }
 
 }  // namespace

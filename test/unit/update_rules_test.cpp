@@ -152,7 +152,7 @@ TEST(ElasticEpUpdate, TheWidthCannotBeUnset) {
         elastic_update("{name: ep, elasticEp: {}}", "{name: ep, elasticEp: {width: 4}}");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0].path, "spec.roles[0].elasticEp.width");
-    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot be unset (was 4)");
+    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot shrink from 4 to unset");
 }
 
 TEST(ElasticEpUpdate, TheProfileCannotBeAddedOrRemoved) {
@@ -165,35 +165,57 @@ TEST(ElasticEpUpdate, TheProfileCannotBeAddedOrRemoved) {
     EXPECT_EQ(removed[0].message, "elasticEp cannot be removed from role `ep` after creation");
 }
 
-// The operator ratchets reserved ports, the served model name and the declared port: a role
-// left exactly as it was is not re-judged, so an object admitted under older rules stays
-// editable elsewhere.
-TEST(Ratchets, AnUnchangedRoleIsNotReJudged) {
+// The operator ratchets each rule on the parts it reads: a stored role keeps a reserved
+// --port, a served model name, and a --port that differs from its declared port while those
+// parts stay as they were, so an object admitted under older rules stays editable elsewhere.
+TEST(Ratchets, EachRuleRatchetsOnThePartsItReads) {
     const std::string spec =
         "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n"
         "  router: {name: llm-d-router}\n";
-    const std::string legacy =
-        "{name: s, ports: [{port: 5557}], extraArgs: [--port, '8000', --served-model-name, x]}";
-    const std::string before = object(spec + "  roles: [" + legacy + "]\n");
-    const std::string after = object(spec + "  roles: [" + legacy +
-                                     ", {name: t, ports: [{port: "
-                                     "5557}]}]\n");
-    const auto update = judge_update(after, before);
-    EXPECT_EQ(rule_paths(update), (std::vector<std::string>{"reserved-port@spec.roles[1].ports[0]",
-                                                            "immutable@spec.roles"}));
-    // The same role on CREATE, or edited, is judged.
-    const auto create = judge(before);
-    EXPECT_EQ(of_rule(create, "reserved-port").size(), 1u);
-    EXPECT_EQ(of_rule(create, "served-model-name").size(), 1u);
-    EXPECT_EQ(of_rule(create, "declared-port-mismatch").size(), 1u);
-    const std::string edited =
-        object(spec +
-               "  roles: [{name: s, replicas: 2, ports: [{port: 5557}], extraArgs: "
-               "[--port, '8000', --served-model-name, x]}]\n");
-    const auto changed = judge_update(edited, before);
-    EXPECT_EQ(of_rule(changed, "reserved-port").size(), 1u);
-    EXPECT_EQ(of_rule(changed, "served-model-name").size(), 1u);
-    EXPECT_EQ(of_rule(changed, "declared-port-mismatch").size(), 1u);
+    const auto with_role = [&](const std::string& role) {
+        return object(spec + "  roles: [" + role + "]\n");
+    };
+    const std::string before =
+        with_role("{name: s, extraArgs: [--port, '5557', --served-model-name, x]}");
+    EXPECT_EQ(rule_paths(judge(before)),
+              (std::vector<std::string>{"reserved-port@spec.roles[0].extraArgs[1]",
+                                        "served-model-name@spec.roles[0].extraArgs[3]"}));
+    EXPECT_TRUE(judge_update(with_role("{name: s, replicas: 3, extraArgs: [--port, '5557', "
+                                       "--served-model-name, x, --enforce-eager]}"),
+                             before)
+                    .findings.empty());
+    EXPECT_EQ(
+        rule_paths(judge_update(
+            with_role("{name: s, extraArgs: [--port, '5557', --served-model-name, y]}"), before)),
+        (std::vector<std::string>{"served-model-name@spec.roles[0].extraArgs[3]"}));
+    EXPECT_EQ(
+        rule_paths(judge_update(
+            with_role("{name: s, extraArgs: [--port, '5558', --served-model-name, x]}"), before)),
+        (std::vector<std::string>{"reserved-port@spec.roles[0].extraArgs[1]"}));
+    // A declared reserved port is judged on every update, as the operator judges it.
+    const std::string declared = with_role("{name: s, ports: [{port: 5557}]}");
+    EXPECT_EQ(rule_paths(judge_update(with_role("{name: s, replicas: 2, ports: [{port: 5557}]}"),
+                                      declared)),
+              (std::vector<std::string>{"reserved-port@spec.roles[0].ports[0]"}));
+}
+
+TEST(Ratchets, ADeclaredPortMismatchIsKeptWhilePortsAndArgumentsStay) {
+    const std::string spec = "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n";
+    const auto with_role = [&](const std::string& role) {
+        return object(spec + "  roles: [" + role + "]\n");
+    };
+    const std::string before =
+        with_role("{name: s, ports: [{port: 8000}], extraArgs: [--port, '8100']}");
+    EXPECT_EQ(rule_paths(judge(before)),
+              (std::vector<std::string>{"declared-port-mismatch@spec.roles[0].extraArgs[1]"}));
+    EXPECT_TRUE(judge_update(with_role("{name: s, replicas: 2, ports: [{port: 8000}], extraArgs: "
+                                       "[--port, '8100']}"),
+                             before)
+                    .findings.empty());
+    EXPECT_EQ(rule_paths(judge_update(with_role("{name: s, ports: [{port: 8000}], extraArgs: "
+                                                "[--port, '8100', --enforce-eager]}"),
+                                      before)),
+              (std::vector<std::string>{"declared-port-mismatch@spec.roles[0].extraArgs[1]"}));
 }
 
 TEST(Ratchets, AReorderedRoleIsMatchedByName) {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/result.hpp"
 
 namespace mdadmit::inputs {
@@ -34,7 +34,7 @@ std::string_view kind_of(const boost::json::value& document);
 // The string at a JSON Pointer ("/metadata/name"), or "" when absent or not a string.
 std::string string_at(const boost::json::value& document, std::string_view pointer);
 
-// Adds the InstanceTypes among `documents` (name -> status.detail.manufacturer).
+// Adds the InstanceTypes among `documents`, by name.
 void collect_instance_types(const std::vector<Document>& documents, rules::InstanceTypes& out);
 
 }  // namespace mdadmit::inputs

@@ -18,6 +18,14 @@ struct ExpectedFinding {
     std::string message_contains;
 };
 
+// What the GPUStack operator's own admission answers for a case's object (the parity suite,
+// test/cases/operator/): its verdict, where it comes from, and why ours differs when it does.
+struct OperatorVerdict {
+    bool allowed = true;
+    std::string source;   // "row 57 TestValidateModelDeployment/...", or the doc it comes from
+    std::string differs;  // empty when our verdict is the operator's
+};
+
 // One case of a `mdadmit test` suite: an object (and an optional old object for UPDATE),
 // judged, and what must come of it. The format is documented in docs/harness.md.
 struct TestCase {
@@ -28,6 +36,8 @@ struct TestCase {
     boost::json::value object;
     std::optional<boost::json::value> old_object;
     rules::InstanceTypes instance_types;  // the case's own, added to the suite's
+    boost::json::object settings;         // rule-data settings the case is judged with
+    std::optional<OperatorVerdict> operator_verdict;
     rules::Operation operation = rules::Operation::create;
     bool expect_allowed = true;
     std::vector<ExpectedFinding> findings;

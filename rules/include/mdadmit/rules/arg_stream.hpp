@@ -22,7 +22,8 @@ struct FlagOccurrence {
     std::size_t value_index = 0;
 };
 
-// The flags of an argument list, in order. The tokens must outlive the stream.
+// The flags of an argument list, in order, up to a bare `--` (after which argparse reads only
+// positional arguments). The tokens must outlive the stream.
 class ArgStream {
   public:
     ArgStream() = default;
@@ -40,6 +41,8 @@ class ArgStream {
     std::vector<FlagOccurrence> flags_;
 };
 
+// An integer as the engines' Python parsers read one ("8", "+4", " 2 ", "1_000"); nullopt for
+// anything else, and for values beyond int64.
 std::optional<std::int64_t> parse_integer(std::string_view text);
 
 }  // namespace mdadmit::rules

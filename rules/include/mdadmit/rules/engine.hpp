@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "mdadmit/rules/finding.hpp"
-#include "mdadmit/rules/platform.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/result.hpp"
 #include "mdadmit/rules/rule_data.hpp"
 #include "mdadmit/rules/schema_check.hpp"
@@ -48,6 +48,7 @@ class Engine {
 
     Evaluation evaluate(const Review& review) const;
     const RuleData& data() const;
+    const EngineOptions& options() const;
 
   private:
     struct State;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mdadmit/rules/arg_stream.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
 #include "mdadmit/rules/rule_data.hpp"
@@ -31,9 +32,8 @@ struct RoleFacts {
     std::int64_t serving_port = 0;
     PortSource port_source = PortSource::engine_default;
     Platform platform = Platform::unknown;
-    // UPDATE only: the role is exactly as in oldObject, so the rules the operator ratchets
-    // (reserved ports, served model name, declared port) leave it alone.
-    bool unchanged_from_old = false;
+    // The role's InstanceType, when the cluster's InstanceTypes are known and name it.
+    const InstanceType* instance_type = nullptr;
 
     std::string path() const;                             // spec.roles[i]
     std::string arg_path(std::size_t token_index) const;  // spec.roles[i].extraArgs[j]
@@ -48,8 +48,12 @@ struct DeploymentFacts {
     bool has_prefill_decode_pair = false;
     // The platform lookup is skipped for an object being deleted.
     bool platforms_resolved = false;
+    // The cluster's InstanceTypes are known (and the object is not being deleted): a role
+    // naming a type that is not among them names a type that does not exist.
+    bool instance_types_known = false;
 
     const RoleFacts* first_of_kind(RoleKind kind) const;
+    const RoleFacts* role_named(std::string_view name) const;
 };
 
 DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mdadmit/rules/quantity.hpp"
+
 namespace mdadmit::rules {
 
 // The typed ModelDeployment the rules read. It is decoded once from JSON; a value of the
@@ -18,6 +20,7 @@ enum class RoleKind { unknown, server, prefill, decode, encode };
 struct PortSpec {
     std::optional<std::int64_t> port;  // absent when not an integer
     std::string protocol = "TCP";
+    bool operator==(const PortSpec&) const = default;
 };
 
 struct EnvVar {
@@ -26,11 +29,19 @@ struct EnvVar {
 };
 
 struct Resources {
-    std::optional<std::int64_t> accelerator;
+    bool present = false;  // spec.roles[i].resources is set
+    std::optional<Quantity> accelerator;
+    // 0 (or absent) means no slicing.
     std::optional<std::int64_t> sliced_memory_percentage;
     std::optional<std::int64_t> sliced_cores_percentage;
     std::optional<std::string> partitioned_profile;
-    std::optional<std::string> interface_name;
+    std::optional<Quantity> interface_count;
+
+    bool sliced() const {
+        return sliced_memory_percentage.value_or(0) != 0 ||
+               sliced_cores_percentage.value_or(0) != 0;
+    }
+    bool partitioned() const { return partitioned_profile && !partitioned_profile->empty(); }
 };
 
 // An entry of additionalVolumes: a Kubernetes volume source beside its mount.
@@ -40,6 +51,8 @@ struct Volume {
     std::optional<std::string> mount_path;
     std::optional<std::string> sub_path;
     std::optional<std::string> sub_path_expr;
+    bool read_only = false;
+    std::optional<std::string> host_path;  // hostPath.path, for a hostPath volume
     // The members other than the mount fields that hold an object: hostPath,
     // persistentVolumeClaim, configMap, or any source a newer Kubernetes adds.
     std::vector<std::string> sources;
@@ -63,6 +76,8 @@ struct Role {
     std::vector<Volume> additional_volumes;  // index k is additionalVolumes[k]
     std::optional<std::int64_t> elastic_ep_width;
     bool has_elastic_ep = false;
+    bool privileged = false;
+    std::optional<std::string> topology_required_level;
 
     bool takes_over() const { return command.has_value(); }
 };
@@ -85,11 +100,12 @@ struct ModelDeployment {
     std::string namespace_name;
     bool being_deleted = false;  // metadata.deletionTimestamp is set
     std::string model_name;
-    std::optional<std::string> artifact_name;
+    std::optional<std::string> artifact_name;  // set ("" without a name) with artifactRef
     EngineKind engine = EngineKind::unknown;
     std::string engine_name;  // as written, for messages
     std::optional<std::string> engine_version;
     std::optional<KvCache> kv_cache;
+    std::optional<std::string> kv_transfer_protocol;  // spec.kvTransfer.protocol
     std::optional<Router> router;
     std::vector<Role> roles;
 };

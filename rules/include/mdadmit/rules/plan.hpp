@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "mdadmit/rules/facts.hpp"
+#include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/model.hpp"
-#include "mdadmit/rules/platform.hpp"
 #include "mdadmit/rules/rule_data.hpp"
 
 namespace mdadmit::rules {
@@ -19,6 +19,7 @@ struct FlagToEnsure {
     std::string flag;
     std::string value;
     bool separate_value = false;
+    std::vector<std::string> excludes;  // not added beside any of these
     std::string reason;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/fwd.hpp>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,7 +46,7 @@ struct EncodeRow {
 };
 
 // When a reserved-port entry applies beyond engine, router and kind.
-enum class ReservedWhen { always, pd_pair, pd_pair_with_router_or_kv_cache };
+enum class ReservedWhen { always, pd_pair_with_router, pd_pair_with_router_or_kv_cache };
 
 struct ReservedPorts {
     std::vector<std::int64_t> ports;
@@ -80,6 +81,9 @@ struct RenderedFlag {
     std::map<Platform, std::string>
         value_by_platform;        // instead of value: by the Encode role's platform
     bool separate_value = false;  // `--flag value` rather than `--flag=value`
+    // Flags that never run beside this one: a container that already carries one of them
+    // does not get this flag.
+    std::vector<std::string> excludes;
     std::string reason;
 };
 
@@ -93,16 +97,70 @@ struct FlagSpelling {
 // When the operator renders an engine flag itself.
 enum class OwnedWhen { always, encode_role, kv_cache };
 
+// Switches of the operator's that change what it admits, with the operator's defaults.
+struct Settings {
+    bool privileged_allowed = false;        // instance-privileged-allowed
+    bool host_path_volume_allowed = false;  // instance-host-path-volume-allowed
+    bool kv_cache_dtype_owned = true;       // model-deployment-kv-cache-dtype-owned
+
+    // The setting of that data-file name; nullopt for a name that is not a setting.
+    std::optional<bool> named(std::string_view name) const;
+};
+
 // An engine flag the operator renders on managed roles.
 struct OwnedArg {
     std::string flag;
     std::optional<EngineKind> engine;  // every engine when absent
     std::optional<RoleKind> kind;      // only on roles of this kind
     OwnedWhen when = OwnedWhen::always;
+    std::string setting;  // when set: owned only while this setting is on
     // The shortest abbreviation the engine's parser resolves to this flag alone; empty when
     // the engine takes no abbreviations of it.
     std::string shortest_prefix;
     std::string reason;
+};
+
+// Environment variable names owned for every engine and per engine.
+struct OwnedEnv {
+    std::vector<std::string> every_engine;
+    std::map<EngineKind, std::vector<std::string>> per_engine;
+
+    bool owns(EngineKind engine, std::string_view name) const;
+};
+
+// What the operator renders for a model served from spec.model.artifactRef: engine flags and
+// environment on managed roles, and the paths it mounts the weights at on every role.
+struct ArtifactOwned {
+    std::vector<OwnedArg> args;
+    OwnedEnv env;
+    std::vector<std::string> mount_paths;
+};
+
+// What a parallel degree counts for in one member's width of accelerators.
+enum class DegreeUse {
+    checked,       // read and checked, adds nothing to the width
+    width,         // multiplies the width
+    data,          // the data-parallel size
+    data_local,    // the local data-parallel share, which replaces the size when above 1
+    narrows_data,  // above 1, the data-parallel ranks share the member's accelerators
+};
+
+struct ParallelDegree {
+    std::string name;                // for messages: "tensor", "data-local"
+    std::vector<std::string> flags;  // every spelling the engine takes
+    std::int64_t minimum = 1;
+    std::string env;  // an environment variable that sets it when no flag does
+    DegreeUse use = DegreeUse::checked;
+};
+
+// An engine's parallel vocabulary: the degree flags, the modes that narrow data parallelism,
+// and the flags that wire ranks over nodes (the width is then not one member's business).
+struct ParallelTable {
+    std::vector<ParallelDegree> degrees;
+    std::vector<std::string> narrowing_modes;
+    std::vector<std::string> wiring_flags;
+
+    const ParallelDegree* degree(std::string_view name) const;
 };
 
 // Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`.
@@ -123,21 +181,25 @@ struct RuleData {
     std::string dp_aware_repository;
     std::string dp_aware_minimum_tag;
     std::vector<std::string> ssl_flags;
-    // Environment variables the operator sets on every Pod: for every engine, and per engine.
-    std::vector<std::string> owned_env_every_engine;
-    std::map<EngineKind, std::vector<std::string>> owned_env;
+    Settings settings;
+    // Environment variables the operator sets on every Pod.
+    OwnedEnv owned_env;
     std::map<ServingMode, CandidateRule> candidates;
     std::vector<RenderedFlag> rendered_flags;
     std::vector<OwnedArg> owned_args;
     std::map<EngineKind, FlagSpelling> flag_spellings;  // engines not listed: exact only
-    // Flags the operator renders on an Elastic EP role (its data-parallel and Ray wiring).
+    // Flags and environment the operator renders on an Elastic EP role (its data-parallel and
+    // Ray wiring).
     std::vector<std::string> elastic_ep_owned_flags;
+    std::vector<std::string> elastic_ep_owned_env;
+    ArtifactOwned artifact;
+    std::map<EngineKind, ParallelTable> parallelism;  // engines not listed: nothing to check
 
     const RuleInfo* rule(std::string_view id) const;
     const RouterData* router(std::string_view name) const;
     const std::string& preferred_router(EngineKind engine) const;
-    bool owns_env(EngineKind engine, std::string_view name) const;
     FlagSpelling spelling(EngineKind engine) const;
+    const ParallelTable* parallel_table(EngineKind engine) const;
 };
 
 // The data file compiled into the binary (a copy of rules/data/rules.json).
@@ -145,6 +207,8 @@ std::string_view embedded_rule_data_json();
 
 // Parses and checks rule data; a malformed file is an Error naming the field and the problem.
 Result<RuleData> parse_rule_data(std::string_view json_text, std::string_view origin);
+// The data with some settings changed: `overrides` maps data-file setting names to booleans.
+Result<RuleData> with_settings(RuleData data, const boost::json::object& overrides);
 Result<RuleData> load_rule_data_file(const std::string& path);
 RuleData embedded_rule_data();
 

@@ -1,0 +1,152 @@
+#include "parallel_degrees.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace mdadmit::rules {
+
+namespace {
+
+// The degree a flag occurrence sets: an exact spelling, or else a unique prefix of one long
+// spelling of the table.
+const ParallelDegree* degree_of(const ParallelTable& table, const FlagOccurrence& flag,
+                                const FlagSpelling& spelling) {
+    for (const auto& degree : table.degrees) {
+        if (std::find(degree.flags.begin(), degree.flags.end(), flag.key) != degree.flags.end()) {
+            return &degree;
+        }
+    }
+    if (!spelling.unique_prefixes || !flag.key.starts_with("--")) {
+        return nullptr;
+    }
+    const ParallelDegree* found = nullptr;
+    std::size_t matches = 0;
+    const auto count = [&](const std::string& spelled, const ParallelDegree* degree) {
+        if (spelled.starts_with(flag.key)) {
+            ++matches;
+            found = degree;
+        }
+    };
+    for (const auto& degree : table.degrees) {
+        for (const auto& spelled : degree.flags) {
+            count(spelled, &degree);
+        }
+    }
+    for (const auto& spelled : table.wiring_flags) {
+        count(spelled, nullptr);
+    }
+    return matches == 1 ? found : nullptr;
+}
+
+bool listed(const std::vector<std::string>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+std::int64_t DeclaredParallelism::value(const std::string& degree) const {
+    const auto it = values.find(degree);
+    return it == values.end() ? 1 : it->second;
+}
+
+DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream& args,
+                                     std::string_view args_field, const std::vector<EnvVar>& env,
+                                     const FlagSpelling& spelling) {
+    DeclaredParallelism out;
+    const auto token_field = [&](std::size_t index) {
+        return std::string(args_field) + "[" + std::to_string(index) + "]";
+    };
+    for (const auto& flag : args.flags()) {
+        if (listed(table.wiring_flags, flag.key)) {
+            out.wired = true;
+            continue;
+        }
+        if (listed(table.narrowing_modes, flag.key)) {
+            out.narrowed = true;
+            continue;
+        }
+        const ParallelDegree* degree = degree_of(table, flag, spelling);
+        if (degree == nullptr) {
+            continue;
+        }
+        const auto value = flag.value ? parse_integer(*flag.value) : std::nullopt;
+        if (value && *value >= degree->minimum) {
+            out.values[degree->name] = *value;
+            continue;
+        }
+        out.problems.push_back(
+            {token_field(flag.value ? flag.value_index : flag.flag_index), std::string(flag.name),
+             flag.value ? std::optional<std::string>(*flag.value) : std::nullopt, degree->minimum});
+    }
+    for (const auto& degree : table.degrees) {
+        if (degree.env.empty()) {
+            continue;
+        }
+        // The environment counts only where no flag sets more than one rank, and not when a
+        // local share of zero says this member starts no ranks of its own.
+        const auto local =
+            std::find_if(table.degrees.begin(), table.degrees.end(),
+                         [](const auto& d) { return d.use == DegreeUse::data_local; });
+        if (out.value(degree.name) > 1 ||
+            (local != table.degrees.end() && out.declared(local->name) &&
+             out.values[local->name] == 0)) {
+            continue;
+        }
+        for (std::size_t k = env.size(); k-- > 0;) {
+            if (env[k].name != degree.env) {
+                continue;
+            }
+            const auto value = parse_integer(env[k].value);
+            if (value && *value >= degree.minimum) {
+                out.values[degree.name] = *value;
+            } else {
+                out.problems.push_back(
+                    {"env[" + std::to_string(k) + "]", degree.env, env[k].value, degree.minimum});
+            }
+            break;  // the last entry is the one the Pod gets
+        }
+    }
+    for (const auto& degree : table.degrees) {
+        if (degree.use == DegreeUse::narrows_data && out.value(degree.name) > 1) {
+            out.narrowed = true;
+        }
+    }
+    return out;
+}
+
+MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared) {
+    MemberWidth out;
+    const auto multiply = [&](const std::string& name, std::int64_t value) {
+        if (value == 1) {
+            return;
+        }
+        if (__builtin_mul_overflow(out.accelerators, value, &out.accelerators)) {
+            out.accelerators = std::numeric_limits<std::int64_t>::max();
+        }
+        out.factors.push_back(name + " " + std::to_string(value));
+    };
+    const ParallelDegree* data = nullptr;
+    const ParallelDegree* local = nullptr;
+    for (const auto& degree : table.degrees) {
+        if (degree.use == DegreeUse::width) {
+            multiply(degree.name, declared.value(degree.name));
+        } else if (degree.use == DegreeUse::data) {
+            data = &degree;
+        } else if (degree.use == DegreeUse::data_local) {
+            local = &degree;
+        }
+    }
+    if (declared.narrowed) {
+        return out;  // the data-parallel ranks share the member's accelerators
+    }
+    // A local share above one replaces the data-parallel size; a share of one starts one
+    // rank here; none (or zero) leaves the whole size on this member.
+    if (local != nullptr && declared.declared(local->name) && declared.value(local->name) >= 1) {
+        multiply(local->name, declared.value(local->name));
+    } else if (data != nullptr) {
+        multiply(data->name, declared.value(data->name));
+    }
+    return out;
+}
+
+}  // namespace mdadmit::rules

@@ -1,0 +1,51 @@
+#pragma once
+
+// The parallel degrees a role declares, read as the engine reads them: shared by the width
+// rule (parallelism) and the Elastic EP rules.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mdadmit/rules/arg_stream.hpp"
+#include "mdadmit/rules/model.hpp"
+#include "mdadmit/rules/rule_data.hpp"
+
+namespace mdadmit::rules {
+
+// A degree written so that the engine would refuse it: where, and what is wrong.
+struct DegreeProblem {
+    std::string field;                 // "extraArgs[3]", "env[0]": relative to the role
+    std::string written;               // the flag or environment variable, as written
+    std::optional<std::string> value;  // absent: the flag has no value
+    std::int64_t minimum = 1;
+};
+
+struct DeclaredParallelism {
+    std::map<std::string, std::int64_t> values;  // effective values by degree name
+    std::vector<DegreeProblem> problems;         // every malformed occurrence
+    bool wired = false;                          // a flag wires ranks over nodes or Pods
+    bool narrowed = false;  // a mode or degree narrows data parallelism into the member
+
+    std::int64_t value(const std::string& degree) const;  // 1 when undeclared
+    bool declared(const std::string& degree) const { return values.count(degree) != 0; }
+};
+
+// Reads the degrees of `table` from a role's argument stream (`args` over `tokens`, named
+// `args_field`) and environment. Unique prefixes of the table's long flags resolve to them
+// when the engine's parser takes abbreviations.
+DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream& args,
+                                     std::string_view args_field, const std::vector<EnvVar>& env,
+                                     const FlagSpelling& spelling);
+
+// One member's width of accelerators, with its factors for messages ("tensor 2"). Saturates
+// at the int64 maximum.
+struct MemberWidth {
+    std::int64_t accelerators = 1;
+    std::vector<std::string> factors;
+};
+MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared);
+
+}  // namespace mdadmit::rules
