@@ -157,5 +157,30 @@ TEST_F(KubeApiTest, InstanceTypesListedFromTheApiJudgeTheEncodeMatrix) {
         "[encode-matrix]");
 }
 
+TEST_F(KubeApiTest, TheInstanceTypesPoolIsReadFromTheApi) {
+    api.serve(instance_types_path, R"({"kind": "InstanceTypeList", "items": [
+        {"metadata": {"name": "h20"}, "spec": {"acceleratable": true, "acceleratorGroup": "h20"},
+         "status": {"detail": {"manufacturer": "nvidia"}, "accelerator": {"capacity": "8"}}}]})");
+    auto fixture = start();
+    const std::string greedy = R"({"metadata": {"name": "big", "namespace": "team-a"},
+        "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"},
+                 "roles": [{"name": "s", "instanceType": "h20", "resources": {"accelerator": "9"}}]}})";
+    HttpsClient client(fixture->port(), fixture->client_options());
+    ASSERT_TRUE(client.connect());
+    json::value response;
+    for (int i = 0; i < 100; ++i) {
+        response = json::parse(client.request("POST", "/validate", validate_review(greedy)).body)
+                       .at("response");
+        if (!response.at("allowed").as_bool()) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(response.at("allowed"), false);
+    EXPECT_EQ(response.at("status").at("details").at("causes").at(0).at("message"),
+              "role `s` asks for 9 whole accelerators; InstanceType `h20` has 8 in its pool "
+              "[instance-type-capacity]");
+}
+
 }  // namespace
 }  // namespace mdadmit::test

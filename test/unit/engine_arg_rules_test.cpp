@@ -248,67 +248,6 @@ TEST(Parallelism, PrefixesAndTheEndOfOptions) {
               1u);
 }
 
-std::vector<rules::Finding> elastic(std::string_view engine, std::string_view roles) {
-    return of_rule(judge(deployment(engine, "", roles)), "elastic-ep");
-}
-
-TEST(ElasticEp, AWellFormedCollectiveIsAdmitted) {
-    EXPECT_TRUE(elastic("vLLM",
-                        "[{name: ep, elasticEp: {width: 4}, resources: {accelerator: 2}, "
-                        "extraArgs: [-tp, '2', --elastic-ep-max-dp-size, '8']}]")
-                    .empty());
-}
-
-TEST(ElasticEp, VllmOnlyAndTheOnlyRole) {
-    const auto sglang = elastic("SGLang", "[{name: ep, elasticEp: {width: 2}}]");
-    ASSERT_EQ(sglang.size(), 1u);
-    EXPECT_EQ(sglang[0].path, "spec.roles[0].elasticEp");
-    EXPECT_EQ(sglang[0].message, "Elastic EP role `ep` needs vLLM; spec.engine.name is `SGLang`");
-    const auto two = elastic("vLLM", "[{name: ep, elasticEp: {width: 2}}, {name: s}]");
-    ASSERT_EQ(two.size(), 1u);
-    EXPECT_EQ(two[0].path, "spec.roles[0].elasticEp");
-    EXPECT_EQ(two[0].message, "Elastic EP role `ep` must be the deployment's only role; it has 2");
-}
-
-TEST(ElasticEp, ShapeOfTheRole) {
-    const auto found = elastic("vLLM",
-                               "[{name: ep, kind: Prefill, replicas: 2, size: 2, elasticEp: "
-                               "{width: 2}, resources: {accelerator: 4, "
-                               "acceleratorSlicedCoresPercentage: 50}}]");
-    ASSERT_EQ(found.size(), 5u);
-    EXPECT_EQ(found[0].path, "spec.roles[0].kind");
-    EXPECT_EQ(found[0].message, "Elastic EP role `ep` must be of kind Server, not Prefill");
-    EXPECT_EQ(found[1].path, "spec.roles[0].replicas");
-    EXPECT_EQ(found[2].path, "spec.roles[0].size");
-    EXPECT_EQ(found[3].path, "spec.roles[0].resources");
-    EXPECT_EQ(found[4].path, "spec.roles[0].resources.accelerator");
-    EXPECT_EQ(found[4].message,
-              "Elastic EP role `ep` has resources.accelerator 4 but a tensor-parallel size of 1; "
-              "each member holds exactly one tensor-parallel group");
-    const auto command = elastic("vLLM", "[{name: ep, elasticEp: {width: 2}, command: [vllm]}]");
-    ASSERT_EQ(command.size(), 1u);
-    EXPECT_EQ(command[0].path, "spec.roles[0].command");
-}
-
-TEST(ElasticEp, OwnedFlagsAndTheMaximumWidth) {
-    const auto found = elastic("vLLM",
-                               "[{name: ep, elasticEp: {width: 8}, extraArgs: [--enable_eplb, "
-                               "-dp, '4', --elastic-ep-max-dp-size, '4']}]");
-    ASSERT_EQ(found.size(), 3u);
-    EXPECT_EQ(found[0].path, "spec.roles[0].extraArgs[0]");
-    EXPECT_EQ(found[0].message,
-              "`--enable_eplb` on Elastic EP role `ep` is set by the operator, which wires the "
-              "collective's data parallelism");
-    EXPECT_EQ(found[1].path, "spec.roles[0].extraArgs[1]");
-    EXPECT_EQ(found[2].path, "spec.roles[0].elasticEp.width");
-    EXPECT_EQ(found[2].message,
-              "Elastic EP role `ep` has width 8, above its --elastic-ep-max-dp-size 4");
-}
-
-TEST(ElasticEp, SilentOnRolesWithoutElasticEp) {
-    EXPECT_TRUE(elastic("SGLang", "[{name: s, extraArgs: [--dp-size, '2']}, {name: t}]").empty());
-}
-
 TEST(EngineOwnedArgs, ExactOwnedFlagsAndRolesTheConditionsLeaveAlone) {
     const auto exact = owned_args(
         "SGLang", "[{name: s, extraArgs: [--hicache-storage-backend-extra-config, '{}']}]");
@@ -384,13 +323,6 @@ TEST(Parallelism, ElasticEpRolesAreLeftToElasticEp) {
         "-pp, "
         "'2']}]";
     EXPECT_TRUE(parallelism("vLLM", roles).empty());
-}
-
-TEST(ElasticEp, TensorParallelSpellingsAndAWidthAtTheMaximum) {
-    EXPECT_TRUE(elastic("vLLM",
-                        "[{name: ep, elasticEp: {width: 8}, resources: {accelerator: 4}, "
-                        "extraArgs: [--tensor_parallel_size, '4', --elastic-ep-max-dp-size, '8']}]")
-                    .empty());
 }
 
 }  // namespace

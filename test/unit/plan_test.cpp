@@ -35,6 +35,23 @@ TEST(Plan, CandidatesFollowTheSeedsTable) {
     EXPECT_EQ(pd.role("d")->candidate, (std::vector<bool>{true, false, false, false}));
 }
 
+TEST(Plan, OneLocalRankPerMemberIsTheExternalShape) {
+    // vLLM's hybrid balancing with one local rank starts one rank per member.
+    const auto plan = plan_of(md("vLLM", "{name: vllm-router}",
+                                 "[{name: h, size: 2, extraArgs: [-dph, -dpl, '1', -dp, '2']}, "
+                                 "{name: i, size: 2, extraArgs: [-dph, -dpl, '2', -dp, '2']}]"));
+    EXPECT_EQ(plan.role("h")->candidate, (std::vector<bool>{true, true}));
+    EXPECT_EQ(plan.role("i")->candidate, (std::vector<bool>{true, false}));
+}
+
+TEST(Plan, LowerCaseKindsOfOlderCrdsArePlannedAsTheirKinds) {
+    const auto plan = plan_of(md("vllm", "{name: llm-d-router}",
+                                 "[{name: p, kind: prefill, size: 2}, {name: d, kind: decode}]"));
+    EXPECT_EQ(plan.role("p")->kind, rules::RoleKind::prefill);
+    EXPECT_EQ(plan.role("p")->candidate, (std::vector<bool>{true, false}));
+    EXPECT_EQ(plan.role("d")->candidate, (std::vector<bool>{true}));
+}
+
 TEST(Plan, SglangGatewayGetsDpAwareOnlyWithoutAPair) {
     const auto dp =
         plan_of(md("SGLang", "{name: sglang-gateway}",
@@ -76,6 +93,14 @@ TEST(Plan, SglangPrefillCallsTheEncoderThroughEncoderUrls) {
     EXPECT_TRUE(flag.separate_value);
     EXPECT_TRUE(plan.role("d")->flags.empty());
     EXPECT_TRUE(plan.router_flags.empty());
+}
+
+TEST(Plan, ATakeOverRoleGetsNoFlags) {
+    // The operator renders nothing for a role that replaced its command line.
+    const auto plan = plan_of(md("SGLang", "{name: sglang-gateway}",
+                                 "[{name: enc, kind: Encode}, {name: p, kind: Prefill, command: "
+                                 "[python, -m, sglang.launch_server]}, {name: d, kind: Decode}]"));
+    EXPECT_TRUE(plan.role("p")->flags.empty());
 }
 
 TEST(Plan, TheDecodeSidecarConnectorFollowsThePlatform) {

@@ -136,6 +136,41 @@ TEST(PodPatch, RouterPodsGetTheRoutersFlagsOnTheirFirstContainer) {
     EXPECT_TRUE(rules::pod_patch(apply(router, patch), *rules::identify_pod(router), plan).empty());
 }
 
+TEST(PodPatch, TheEngineFlagsGoToTheFirstContainerWhenNoneIsNamedEngine) {
+    const auto plan = plan_of(epd_sglang);
+    const json::value pod =
+        engine_pod("p", 0, "", R"([{"name": "sglang", "args": ["serve"]}, {"name": "log"}])");
+    const json::array patch = rules::pod_patch(pod, *rules::identify_pod(pod), plan);
+    ASSERT_EQ(patch.size(), 3u);
+    EXPECT_EQ(patch[1].at("path"), "/spec/containers/0/args/-");
+    // A sidecar is only ever found by its name.
+    const auto sidecar_plan = plan_of(
+        deployment("vLLM", "{name: llm-d-router}",
+                   "[{name: enc, kind: Encode, instanceType: h100}, {name: p, kind: Prefill}, "
+                   "{name: d, kind: Decode}]") +
+        "---\n" + instance_type("h100", "NVIDIA"));
+    const json::value decode = engine_pod("d", 0, "", R"([{"name": "vllm", "args": ["serve"]}])");
+    for (const auto& op : rules::pod_patch(decode, *rules::identify_pod(decode), sidecar_plan)) {
+        EXPECT_EQ(op.at("path").as_string().find("/spec/containers"), std::string::npos) << op;
+    }
+}
+
+TEST(PodPatch, DpAwareIsNeverAddedBesidePdDisaggregation) {
+    const auto plan = plan_of(deployment("SGLang", "{name: sglang-gateway}",
+                                         "[{name: s, size: 2, extraArgs: [--enable-dp-attention, "
+                                         "--dp-size, '2']}]"));
+    const auto router = [](std::string_view args) {
+        return json::parse(
+            R"({"metadata": {"labels": {"modeldeployment.gpustack.ai/router": "md"}},
+                "spec": {"containers": [{"name": "gateway", "args": )" +
+            std::string(args) + "}]}}");
+    };
+    const json::value plain = router(R"(["--policy", "round_robin"])");
+    EXPECT_EQ(rules::pod_patch(plain, *rules::identify_pod(plain), plan).size(), 1u);
+    const json::value paired = router(R"(["--pd-disaggregation"])");
+    EXPECT_TRUE(rules::pod_patch(paired, *rules::identify_pod(paired), plan).empty());
+}
+
 TEST(PodPatch, PointerTokensAreEscaped) {
     EXPECT_EQ(rules::escape_pointer_token("a/b~c"), "a~1b~0c");
 }

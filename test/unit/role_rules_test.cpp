@@ -83,6 +83,51 @@ TEST(RoleNames, ServiceNamesAndHostnamesAreDnsLabels) {
                                  "[{name: " + std::string(40, 'z') + ", replicas: 12, size: 2}]")),
                 "role-names")
             .empty());
+    // Members are addressed by hostname only when a replica has more than one.
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "",
+                                 "[{name: " + std::string(55, 'y') + ", replicas: 12, size: 1}]")),
+                "role-names")
+            .empty());
+}
+
+TEST(RoleNames, AStoredRoleKeepsItsServiceName) {
+    const std::string long_role = "[{name: " + std::string(61, 'x') + "}]";
+    const std::string stored = deployment("vLLM", "", long_role);
+    EXPECT_TRUE(of_rule(judge_update(deployment("vLLM", "{name: vllm-router}", long_role), stored),
+                        "role-names")
+                    .empty());
+    // A role the update adds is judged.
+    const auto added = of_rule(
+        judge_update(deployment("vLLM", "", "[{name: s}, {name: " + std::string(61, 'w') + "}]"),
+                     deployment("vLLM", "", "[{name: s}]")),
+        "role-names");
+    ASSERT_EQ(added.size(), 1u);
+    EXPECT_EQ(added[0].path, "spec.roles[1].name");
+}
+
+TEST(Interface, AWholeNonNegativeCount) {
+    for (const char* count : {"'1.5'", "'-1'", "'500m'"}) {
+        const auto found = of_rule(
+            judge(deployment("SGLang", "",
+                             "[{name: s, resources: {interface: " + std::string(count) + "}}]")),
+            "interface");
+        ASSERT_EQ(found.size(), 1u) << count;
+        EXPECT_EQ(found[0].path, "spec.roles[0].resources.interface");
+        EXPECT_EQ(found[0].hint, "set resources.interface to a whole number, e.g. 1");
+    }
+    EXPECT_EQ(of_rule(judge(deployment("SGLang", "", "[{name: s, resources: {interface: '1.5'}}]")),
+                      "interface")[0]
+                  .message,
+              "role `s` requests 1.5 fabric interfaces; the count is a whole number, 0 or more");
+    for (const char* count : {"0", "'2'", "'1000m'"}) {
+        EXPECT_TRUE(of_rule(judge(deployment(
+                                "SGLang", "",
+                                "[{name: s, resources: {interface: " + std::string(count) + "}}]")),
+                            "interface")
+                        .empty())
+            << count;
+    }
 }
 
 TEST(EngineOwnedEnv, OperatorSetVariablesAreRefusedPerEngine) {

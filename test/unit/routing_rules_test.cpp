@@ -185,6 +185,16 @@ TEST(PdDpAwareExclusion, SilentWithoutThePairOrWithOneRankOrAnotherRouter) {
             .empty());
 }
 
+TEST(PdDpAwareExclusion, AnEncodeRoleIsNeverRegisteredByTheGateway) {
+    // Attention DP on the encoder renders nothing on the gateway, as under llm-d-router.
+    EXPECT_TRUE(of_rule(judge(deployment("SGLang", "{name: sglang-gateway}",
+                                         "[{name: e, kind: Encode, extraArgs: "
+                                         "[--enable-dp-attention, --dp-size, '2']}, {name: p, "
+                                         "kind: Prefill}, {name: d, kind: Decode}]")),
+                        "pd-dp-aware-exclusion")
+                    .empty());
+}
+
 TEST(ExternalDpRouter, WarnsForEachExternalDpWiringBehindLlmDRouter) {
     for (const char* args : {"[-dpe]", "['--data-parallel-rank=0']", "[-dpn, '1']",
                              "[--data-parallel-start-rank, '2', -dpl, '1']"}) {

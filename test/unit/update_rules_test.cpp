@@ -129,42 +129,6 @@ TEST(Immutable, CreateIsNotJudgedAgainstAnything) {
     EXPECT_TRUE(of_rule(judge(object(base_spec + "  roles: [{name: s}]\n")), "immutable").empty());
 }
 
-std::vector<rules::Finding> elastic_update(std::string_view role, std::string_view old_role) {
-    const std::string engine = "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n";
-    return of_rule(judge_update(object(engine + "  roles: [" + std::string(role) + "]\n"),
-                                object(engine + "  roles: [" + std::string(old_role) + "]\n")),
-                   "elastic-ep-update");
-}
-
-TEST(ElasticEpUpdate, TheWidthMayGrowButNotShrink) {
-    EXPECT_TRUE(
-        elastic_update("{name: ep, elasticEp: {width: 8}}", "{name: ep, elasticEp: {width: 4}}")
-            .empty());
-    const auto found =
-        elastic_update("{name: ep, elasticEp: {width: 2}}", "{name: ep, elasticEp: {width: 4}}");
-    ASSERT_EQ(found.size(), 1u);
-    EXPECT_EQ(found[0].path, "spec.roles[0].elasticEp.width");
-    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot shrink from 4 to 2");
-}
-
-TEST(ElasticEpUpdate, TheWidthCannotBeUnset) {
-    const auto found =
-        elastic_update("{name: ep, elasticEp: {}}", "{name: ep, elasticEp: {width: 4}}");
-    ASSERT_EQ(found.size(), 1u);
-    EXPECT_EQ(found[0].path, "spec.roles[0].elasticEp.width");
-    EXPECT_EQ(found[0].message, "elasticEp.width of role `ep` cannot shrink from 4 to unset");
-}
-
-TEST(ElasticEpUpdate, TheProfileCannotBeAddedOrRemoved) {
-    const auto added = elastic_update("{name: ep, elasticEp: {width: 2}}", "{name: ep}");
-    ASSERT_EQ(added.size(), 1u);
-    EXPECT_EQ(added[0].path, "spec.roles[0].elasticEp");
-    EXPECT_EQ(added[0].message, "elasticEp cannot be added to role `ep` after creation");
-    const auto removed = elastic_update("{name: ep}", "{name: ep, elasticEp: {width: 2}}");
-    ASSERT_EQ(removed.size(), 1u);
-    EXPECT_EQ(removed[0].message, "elasticEp cannot be removed from role `ep` after creation");
-}
-
 // The operator ratchets each rule on the parts it reads: a stored role keeps a reserved
 // --port, a served model name, and a --port that differs from its declared port while those
 // parts stay as they were, so an object admitted under older rules stays editable elsewhere.
