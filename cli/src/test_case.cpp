@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
+#include <filesystem>
+
+#include "mdadmit/rules/arg_stream.hpp"
 
 namespace mdadmit::inputs {
 
@@ -59,6 +62,29 @@ ExpectedFinding parse_finding(const json::value& value, const std::string& field
     return out;
 }
 
+// `FILE#N`: the Nth document (from 1) of a manifest file, FILE relative to the case's file,
+// so a manifest shipped elsewhere (examples/) is judged as it is without a copy.
+json::value object_from(const std::string& reference, const std::string& case_source) {
+    const auto hash = reference.rfind('#');
+    const auto number = hash == std::string::npos
+                            ? std::nullopt
+                            : rules::parse_integer(std::string_view(reference).substr(hash + 1));
+    if (!number || *number < 1) {
+        throw CaseError{"objectFrom", "expected FILE#N, N the document's position from 1"};
+    }
+    const std::filesystem::path file =
+        std::filesystem::path(case_source).parent_path() / reference.substr(0, hash);
+    auto documents = read_documents(file.string());
+    if (!documents) {
+        throw CaseError{"objectFrom", documents.error().message};
+    }
+    if (static_cast<std::size_t>(*number) > documents.value().size()) {
+        throw CaseError{"objectFrom", file.string() + " has " +
+                                          std::to_string(documents.value().size()) + " documents"};
+    }
+    return documents.value()[static_cast<std::size_t>(*number) - 1].value;
+}
+
 OperatorVerdict parse_operator(const json::value& value) {
     if (!value.is_object()) {
         throw CaseError{"operator", "expected {verdict, row, test, doc, field, message, differs}"};
@@ -109,6 +135,8 @@ TestCase parse_case(const Document& document) {
             out.name = text(value, "case");
         } else if (key == "object") {
             out.object = value;
+        } else if (key == "objectFrom") {
+            out.object = object_from(text(value, "objectFrom"), document.source);
         } else if (key == "old") {
             out.old_object = value;
             out.operation = rules::Operation::update;
@@ -183,8 +211,8 @@ TestCase parse_case(const Document& document) {
             }
         } else {
             throw CaseError{std::string(key),
-                            "unknown field (case, object, old, operation, instanceTypes, "
-                            "settings, operator, expect)"};
+                            "unknown field (case, object, objectFrom, old, operation, "
+                            "instanceTypes, settings, operator, expect)"};
         }
     }
     if (out.name.empty()) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "mdadmit/inputs/documents.hpp"
 
 namespace mdadmit::test {
@@ -83,8 +85,8 @@ TEST(TestCases, MalformedCasesNameTheFileDocumentAndField) {
         {"case: c\nobject: {a: 1}\nexpect: {verdict: denied, findings: [{path: x}]}\n",
          "cases.yaml:1 (document 1): expect.findings[0].rule: required"},
         {"case: c\nobject: {a: 1}\nexpected: {}\n",
-         "cases.yaml:1 (document 1): expected: unknown field (case, object, old, operation, "
-         "instanceTypes, settings, operator, expect)"},
+         "cases.yaml:1 (document 1): expected: unknown field (case, object, objectFrom, old, "
+         "operation, instanceTypes, settings, operator, expect)"},
         {"case: c\noperator: {verdict: denied}\nobject: {a: 1}\nexpect: {verdict: admitted}\n",
          "cases.yaml:1 (document 1): operator.differs: required: expect.verdict is not the "
          "operator's; say why"},
@@ -100,6 +102,26 @@ TEST(TestCases, MalformedCasesNameTheFileDocumentAndField) {
         auto cases = inputs::parse_cases(documents.value());
         ASSERT_FALSE(cases.ok()) << yaml;
         EXPECT_EQ(cases.error().message, message);
+    }
+}
+
+TEST(TestCases, AnObjectMayComeFromAManifestFile) {
+    const std::string manifests = testing::TempDir() + "/mdadmit-objects.yaml";
+    std::ofstream(manifests) << "kind: ModelDeployment\nmetadata: {name: a}\n---\n"
+                                "kind: ModelDeployment\nmetadata: {name: b}\n";
+    const auto cases =
+        cases_of("case: c\nobjectFrom: " + manifests + "#2\nexpect: {verdict: admitted}\n");
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].object.at("metadata").at("name"), "b");
+    for (const auto& [reference, message] :
+         {std::pair{manifests + "#3", manifests + " has 2 documents"},
+          std::pair{manifests, std::string("expected FILE#N, N the document's position from 1")},
+          std::pair{std::string("/nonexistent.yaml#1"),
+                    std::string("/nonexistent.yaml: cannot open the file")}}) {
+        auto documents = inputs::parse_documents(
+            "case: c\nobjectFrom: " + reference + "\nexpect: {verdict: admitted}\n", "cases.yaml");
+        EXPECT_EQ(inputs::parse_cases(documents.value()).error().message,
+                  "cases.yaml:1 (document 1): objectFrom: " + message);
     }
 }
 
