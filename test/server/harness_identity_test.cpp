@@ -24,11 +24,13 @@ namespace fs = std::filesystem;
 const std::string suite_directory = std::string(MDADMIT_SOURCE_DIR) + "/test/cases";
 const std::string operator_suite_directory = suite_directory + "/operator";
 
-// The documents of one suite directory (its own files, not those of subdirectories).
+// The documents of one suite directory (its own YAML and JSON files, not those of
+// subdirectories).
 std::vector<inputs::Document> suite_documents(const std::string& directory) {
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(directory)) {
-        if (entry.is_regular_file()) {
+        const auto extension = entry.path().extension();
+        if (entry.is_regular_file() && (extension == ".yaml" || extension == ".json")) {
             files.push_back(entry.path().string());
         }
     }
