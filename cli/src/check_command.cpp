@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "mdadmit/inputs/documents.hpp"
 #include "mdadmit/inputs/junit.hpp"
+#include "mdadmit/rules/json_input.hpp"
 
 namespace mdadmit::cli {
 
@@ -22,8 +23,8 @@ struct Judged {
 };
 
 std::string object_name(const json::value& document) {
-    const std::string ns = inputs::string_at(document, "/metadata/namespace");
-    const std::string name = inputs::string_at(document, "/metadata/name");
+    const std::string ns = rules::string_at(document, "/metadata/namespace");
+    const std::string name = rules::string_at(document, "/metadata/name");
     return (ns.empty() ? "" : ns + "/") + (name.empty() ? "(unnamed)" : name);
 }
 

@@ -207,13 +207,6 @@ std::string_view kind_of(const json::value& document) {
     return {};
 }
 
-std::string string_at(const json::value& document, std::string_view pointer) {
-    boost::system::error_code ec;
-    const auto* value = document.find_pointer(pointer, ec);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
-}
-
 void collect_instance_types(const std::vector<Document>& documents, rules::InstanceTypes& out) {
     for (const auto& document : documents) {
         if (kind_of(document.value) != "InstanceType") {

@@ -3,31 +3,22 @@
 #include <algorithm>
 #include <boost/json/value.hpp>
 
+#include "mdadmit/rules/json_input.hpp"
+
 namespace mdadmit::rules {
 
 namespace {
 
 namespace json = boost::json;
 
-const json::value* at(const json::value& object, std::string_view pointer) {
-    boost::system::error_code ec;
-    return object.find_pointer(pointer, ec);
-}
-
-std::string string_at(const json::value& object, std::string_view pointer) {
-    const json::value* value = at(object, pointer);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
-}
-
 bool positive_at(const json::value& object, std::string_view pointer) {
-    const json::value* value = at(object, pointer);
+    const json::value* value = at_pointer(object, pointer);
     return value != nullptr && ((value->is_int64() && value->get_int64() > 0) ||
                                 (value->is_uint64() && value->get_uint64() > 0));
 }
 
 std::optional<Quantity> quantity_at(const json::value& object, std::string_view pointer) {
-    const json::value* value = at(object, pointer);
+    const json::value* value = at_pointer(object, pointer);
     if (value == nullptr) {
         return std::nullopt;
     }
@@ -52,13 +43,14 @@ std::optional<NamedInstanceType> decode_instance_type(const json::value& object)
     }
     InstanceType& type = out.type;
     type.manufacturer = string_at(object, "/status/detail/manufacturer");
-    const json::value* acceleratable = at(object, "/spec/acceleratable");
+    const json::value* acceleratable = at_pointer(object, "/spec/acceleratable");
     type.acceleratable =
         acceleratable != nullptr && acceleratable->is_bool() && acceleratable->get_bool();
     type.accelerator_group = string_at(object, "/spec/acceleratorGroup");
     type.logical_slicing = positive_at(object, "/status/detail/slicedDetail/logical/count");
     type.partitioning = positive_at(object, "/status/detail/slicedDetail/physical/count");
-    if (const json::value* profiles = at(object, "/status/detail/slicedDetail/physical/profiles");
+    if (const json::value* profiles =
+            at_pointer(object, "/status/detail/slicedDetail/physical/profiles");
         profiles != nullptr && profiles->is_array()) {
         for (const auto& profile : profiles->get_array()) {
             if (const auto name = string_at(profile, "/name"); !name.empty()) {

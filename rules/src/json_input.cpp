@@ -19,4 +19,15 @@ Result<boost::json::value> parse_json(std::string_view text) {
     return parser.release();
 }
 
+const boost::json::value* at_pointer(const boost::json::value& value, std::string_view pointer) {
+    boost::system::error_code ec;
+    return value.find_pointer(pointer, ec);
+}
+
+std::string string_at(const boost::json::value& value, std::string_view pointer) {
+    const boost::json::value* found = at_pointer(value, pointer);
+    return found != nullptr && found->is_string() ? std::string(found->get_string())
+                                                  : std::string();
+}
+
 }  // namespace mdadmit::rules

@@ -162,8 +162,8 @@ void external_dp_router(const RuleContext& ctx, FindingSink& sink) {
         if (role.mode == ServingMode::external_dp) {
             const std::string& preferred = ctx.data.preferred_router(ctx.model.engine);
             sink.report("external-dp-router", "spec.router.name",
-                        "External DP role " + code(role.role->name) + " behind " + router->name +
-                            ": ranks spread unevenly; use " + preferred,
+                        "External DP role " + code(role.role->name) + ": " + router->name +
+                            " spreads ranks unevenly; use " + preferred,
                         "set spec.router.name to " + preferred +
                             " and pass --policy round_robin in spec.router.extraArgs");
             return;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "mdadmit/rules/json_input.hpp"
 #include "rule_context.hpp"
 
 namespace mdadmit::rules {
@@ -13,11 +14,6 @@ namespace mdadmit::rules {
 namespace {
 
 namespace json = boost::json;
-
-const json::value* find(const json::value& object, std::string_view pointer) {
-    boost::system::error_code ec;
-    return object.find_pointer(pointer, ec);
-}
 
 bool same(const json::value* a, const json::value* b) {
     if (a == nullptr || b == nullptr) {
@@ -28,8 +24,8 @@ bool same(const json::value* a, const json::value* b) {
 
 // spec.model is frozen member by member, so the finding names the member that changed.
 void immutable_model(const RuleContext& ctx, FindingSink& sink) {
-    const json::value* now = find(ctx.object, "/spec/model");
-    const json::value* before = find(*ctx.old_object, "/spec/model");
+    const json::value* now = at_pointer(ctx.object, "/spec/model");
+    const json::value* before = at_pointer(*ctx.old_object, "/spec/model");
     if (same(now, before)) {
         return;
     }
@@ -83,8 +79,8 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
                         code(ctx.model.engine_name),
                     "restore it, or create a new ModelDeployment for the other engine");
     }
-    const json::value* kv_cache = find(ctx.object, "/spec/kvCache");
-    const json::value* old_kv_cache = find(*ctx.old_object, "/spec/kvCache");
+    const json::value* kv_cache = at_pointer(ctx.object, "/spec/kvCache");
+    const json::value* old_kv_cache = at_pointer(*ctx.old_object, "/spec/kvCache");
     if (!same(kv_cache, old_kv_cache)) {
         const std::string change = old_kv_cache == nullptr ? "added"
                                    : kv_cache == nullptr   ? "removed"
@@ -150,8 +146,8 @@ const RoleFacts* RuleContext::stored(std::string_view role_name) const {
 }
 
 bool spec_unchanged(const json::value& object, const json::value& old_object) {
-    const json::value* spec = find(object, "/spec");
-    return spec != nullptr && same(spec, find(old_object, "/spec"));
+    const json::value* spec = at_pointer(object, "/spec");
+    return spec != nullptr && same(spec, at_pointer(old_object, "/spec"));
 }
 
 std::span<const RuleDefinition> update_rules() {

@@ -1,6 +1,7 @@
 #include "cluster_view.hpp"
 
 #include "mdadmit/inputs/documents.hpp"
+#include "mdadmit/rules/json_input.hpp"
 
 namespace mdadmit::server {
 
@@ -26,8 +27,8 @@ rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
         if (inputs::kind_of(document.value) != "ModelDeployment") {
             continue;
         }
-        std::string key = inputs::string_at(document.value, "/metadata/namespace") + "/" +
-                          inputs::string_at(document.value, "/metadata/name");
+        std::string key = rules::string_at(document.value, "/metadata/namespace") + "/" +
+                          rules::string_at(document.value, "/metadata/name");
         view.deployments_[std::move(key)] = std::move(document.value);
     }
     return view;

@@ -2,7 +2,7 @@
 #include <boost/json/parse.hpp>
 
 #include "cluster_view.hpp"
-#include "mdadmit/inputs/documents.hpp"
+#include "mdadmit/rules/json_input.hpp"
 
 namespace mdadmit::server {
 
@@ -15,7 +15,7 @@ std::string api_error(const KubeResponse& response) {
     }
     boost::system::error_code ec;
     const auto status = boost::json::parse(response.body, ec);
-    const std::string message = ec ? std::string() : inputs::string_at(status, "/message");
+    const std::string message = ec ? std::string() : rules::string_at(status, "/message");
     return "the API server answered " + std::to_string(response.status) +
            (message.empty() ? "" : ": " + message);
 }

@@ -105,9 +105,8 @@ TEST_F(AdmissionHandlerTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed
     EXPECT_FALSE(body.at("response").as_object().contains("status"));
     EXPECT_EQ(
         body.at("response").at("warnings"),
-        json::parse(
-            R"(["external-dp-router: spec.router.name: External DP role `s` behind llm-d-router: )"
-            R"(ranks spread unevenly; use vllm-router"])"));
+        json::parse(R"(["external-dp-router: spec.router.name: External DP role `s`: llm-d-router )"
+                    R"(spreads ranks unevenly; use vllm-router"])"));
 }
 
 TEST_F(AdmissionHandlerTest, DryRunGetsTheSameVerdict) {

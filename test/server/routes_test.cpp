@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "request_target.hpp"
 #include "review_response.hpp"
 
 namespace mdadmit::test {
 namespace {
 
+namespace json = boost::json;
 using server::Clock;
 using server::HttpRequest;
 
@@ -134,6 +137,36 @@ TEST(Warnings, ControlCharactersDuplicatesAndLength) {
     EXPECT_EQ(lines[1].size(), 256u);
     EXPECT_EQ(lines[1].substr(0, 20), "long: (object): xxxx");
     EXPECT_EQ(lines[1].substr(253), "...");
+}
+
+// Every warning the rules give, as kubectl prints it, stays under 120 characters for roles
+// and images of ordinary length.
+TEST(Warnings, TheRulesWarningsFitALine) {
+    const rules::Engine engine = rules::Engine::with_embedded_data();
+    const auto object = [](std::string_view spec) {
+        return json::parse(R"({"metadata": {"name": "chat", "namespace": "team-a"}, "spec": )" +
+                           std::string(spec) + "}");
+    };
+    const json::value warned[] = {
+        object(R"({"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "1"},
+            "router": {"name": "llm-d-router"},
+            "roles": [{"name": "ranks", "extraArgs": ["--data-parallel-rank", "0"]}]})"),
+        object(R"({"model": {"name": "m"}, "engine": {"name": "SGLang", "version": "1"},
+            "router": {"name": "sglang-gateway", "image": "registry.example.com/gpustack/llm-router:v0.3.1"},
+            "roles": [{"name": "dp", "extraArgs": ["--enable-dp-attention", "--dp-size", "2"]}]})"),
+        object(R"({"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "1"},
+            "router": {"name": "llm-d-router"},
+            "roles": [{"name": "encoder", "kind": "Encode", "instanceType": "gpu-pool-a"},
+                      {"name": "prefill", "kind": "Prefill"}, {"name": "decode", "kind": "Decode"}]})"),
+    };
+    std::size_t judged = 0;
+    for (const auto& value : warned) {
+        for (const auto& line : server::warning_lines(engine.evaluate({value}))) {
+            EXPECT_LT(line.size(), 120u) << line;
+            ++judged;
+        }
+    }
+    EXPECT_EQ(judged, 3u);
 }
 
 }  // namespace

@@ -148,13 +148,6 @@ TEST(ElasticEp, OwnedEnvironmentAndMaximumSpellings) {
               (std::vector<std::string>{"parallelism@spec.roles[0].extraArgs[1]"}));
 }
 
-// A ModelDeployment with the given spec body (indented two spaces under spec).
-std::string object(std::string_view spec) {
-    return "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
-           "metadata: {name: md, namespace: ns}\nspec:\n" +
-           std::string(spec);
-}
-
 const std::string base_spec =
     "  model: {name: m, artifactRef: {name: a1}}\n"
     "  engine: {name: vLLM, version: \"1\"}\n"
@@ -162,8 +155,8 @@ const std::string base_spec =
 
 std::vector<rules::Finding> elastic_update(std::string_view role, std::string_view old_role) {
     const std::string engine = "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n";
-    return of_rule(judge_update(object(engine + "  roles: [" + std::string(role) + "]\n"),
-                                object(engine + "  roles: [" + std::string(old_role) + "]\n")),
+    return of_rule(judge_update(with_spec(engine + "  roles: [" + std::string(role) + "]\n"),
+                                with_spec(engine + "  roles: [" + std::string(old_role) + "]\n")),
                    "elastic-ep-update");
 }
 
@@ -223,10 +216,10 @@ TEST(ElasticEpUpdate, WhatTheCollectiveWasAdmittedWithStays) {
 }
 
 TEST(ElasticEpUpdate, TheProfileStaysOnItsRole) {
-    const auto found =
-        of_rule(judge_update(object(base_spec + "  roles: [{name: ep2, elasticEp: {width: 2}}]\n"),
-                             object(base_spec + "  roles: [{name: ep, elasticEp: {width: 2}}]\n")),
-                "elastic-ep-update");
+    const auto found = of_rule(
+        judge_update(with_spec(base_spec + "  roles: [{name: ep2, elasticEp: {width: 2}}]\n"),
+                     with_spec(base_spec + "  roles: [{name: ep, elasticEp: {width: 2}}]\n")),
+        "elastic-ep-update");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0].path, "spec.roles[0].name");
     EXPECT_EQ(found[0].message, "elasticEp must stay on role `ep`, the role it was created with");

@@ -206,7 +206,7 @@ TEST(ExternalDpRouter, WarnsForEachExternalDpWiringBehindLlmDRouter) {
         EXPECT_EQ(found[0].severity, Severity::warn);
         EXPECT_EQ(found[0].path, "spec.router.name");
         EXPECT_EQ(found[0].message,
-                  "External DP role `ranks` behind llm-d-router: ranks spread unevenly; use "
+                  "External DP role `ranks`: llm-d-router spreads ranks unevenly; use "
                   "vllm-router");
     }
 }
@@ -218,7 +218,7 @@ TEST(ExternalDpRouter, SglangAttentionDpPrefersTheGateway) {
         "external-dp-router");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0].message,
-              "External DP role `s` behind llm-d-router: ranks spread unevenly; use "
+              "External DP role `s`: llm-d-router spreads ranks unevenly; use "
               "sglang-gateway");
 }
 

@@ -82,6 +82,12 @@ std::string deployment(std::string_view engine, std::string_view router, std::st
     return out;
 }
 
+std::string with_spec(std::string_view spec) {
+    return "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
+           "metadata: {name: md, namespace: ns}\nspec:\n" +
+           std::string(spec);
+}
+
 rules::Plan plan_of(const std::string& yaml) {
     auto documents = inputs::parse_documents(yaml, "test").value();
     rules::InstanceTypes types;

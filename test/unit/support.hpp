@@ -31,6 +31,9 @@ namespace mdadmit::test {
 std::string deployment(std::string_view engine, std::string_view router, std::string_view roles,
                        std::string_view extra = "");
 
+// A ModelDeployment `md` in namespace `ns` with the given spec body (indented two spaces).
+std::string with_spec(std::string_view spec);
+
 // The mutation plan of the ModelDeployment in `yaml` (InstanceType documents beside it count).
 rules::Plan plan_of(const std::string& yaml);
 

@@ -8,20 +8,13 @@ namespace {
 
 using rules::Severity;
 
-// A ModelDeployment with the given spec body (indented two spaces under spec).
-std::string object(std::string_view spec) {
-    return "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
-           "metadata: {name: md, namespace: ns}\nspec:\n" +
-           std::string(spec);
-}
-
 const std::string base_spec =
     "  model: {name: m, artifactRef: {name: a1}}\n"
     "  engine: {name: vLLM, version: \"1\"}\n"
     "  router: {name: vllm-router}\n";
 
 std::vector<rules::Finding> immutable(std::string_view spec, std::string_view old_spec) {
-    return of_rule(judge_update(object(spec), object(old_spec)), "immutable");
+    return of_rule(judge_update(with_spec(spec), with_spec(old_spec)), "immutable");
 }
 
 TEST(Immutable, EditableFieldsMayChange) {
@@ -126,7 +119,8 @@ TEST(Immutable, TheRouterMayComeAndGoButNotBeRenamed) {
 }
 
 TEST(Immutable, CreateIsNotJudgedAgainstAnything) {
-    EXPECT_TRUE(of_rule(judge(object(base_spec + "  roles: [{name: s}]\n")), "immutable").empty());
+    EXPECT_TRUE(
+        of_rule(judge(with_spec(base_spec + "  roles: [{name: s}]\n")), "immutable").empty());
 }
 
 // The operator ratchets each rule on the parts it reads: a stored role keeps a reserved
@@ -137,7 +131,7 @@ TEST(Ratchets, EachRuleRatchetsOnThePartsItReads) {
         "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n"
         "  router: {name: llm-d-router}\n";
     const auto with_role = [&](const std::string& role) {
-        return object(spec + "  roles: [" + role + "]\n");
+        return with_spec(spec + "  roles: [" + role + "]\n");
     };
     const std::string before =
         with_role("{name: s, extraArgs: [--port, '5557', --served-model-name, x]}");
@@ -166,7 +160,7 @@ TEST(Ratchets, EachRuleRatchetsOnThePartsItReads) {
 TEST(Ratchets, ADeclaredPortMismatchIsKeptWhilePortsAndArgumentsStay) {
     const std::string spec = "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n";
     const auto with_role = [&](const std::string& role) {
-        return object(spec + "  roles: [" + role + "]\n");
+        return with_spec(spec + "  roles: [" + role + "]\n");
     };
     const std::string before =
         with_role("{name: s, ports: [{port: 8000}], extraArgs: [--port, '8100']}");
@@ -187,8 +181,8 @@ TEST(Ratchets, AReorderedRoleIsMatchedByName) {
         "  model: {name: m}\n  engine: {name: vLLM, version: \"1\"}\n  router: {name: "
         "llm-d-router}\n";
     const std::string legacy = "{name: s, extraArgs: [--served-model-name, x]}";
-    const auto update = judge_update(object(spec + "  roles: [{name: t}, " + legacy + "]\n"),
-                                     object(spec + "  roles: [" + legacy + ", {name: t}]\n"));
+    const auto update = judge_update(with_spec(spec + "  roles: [{name: t}, " + legacy + "]\n"),
+                                     with_spec(spec + "  roles: [" + legacy + ", {name: t}]\n"));
     EXPECT_TRUE(of_rule(update, "served-model-name").empty());
 }
 
@@ -202,14 +196,14 @@ TEST(Deletion, AnUnchangedSpecBeingDeletedIsNeverBlocked) {
         "apiVersion: worker.gpustack.ai/v1\nkind: ModelDeployment\n"
         "metadata: {name: md, namespace: ns, deletionTimestamp: '2026-12-01T00:00:00Z'}\nspec:\n" +
         spec;
-    const auto finalizers_removed = judge_update(deleting, object(spec));
+    const auto finalizers_removed = judge_update(deleting, with_spec(spec));
     EXPECT_TRUE(finalizers_removed.allowed());
     const auto found = of_rule(finalizers_removed, "engine-owned-args");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found[0].severity, Severity::warn);
     // A spec changed while deleting is judged as usual.
     const std::string changed = deleting + "  kvCache: {poolRef: {name: pool}}\n";
-    EXPECT_FALSE(judge_update(changed, object(spec)).allowed());
+    EXPECT_FALSE(judge_update(changed, with_spec(spec)).allowed());
 }
 
 }  // namespace

@@ -31,9 +31,6 @@ rules::Result<std::vector<Document>> read_inputs(const std::vector<std::string>&
 
 std::string_view kind_of(const boost::json::value& document);
 
-// The string at a JSON Pointer ("/metadata/name"), or "" when absent or not a string.
-std::string string_at(const boost::json::value& document, std::string_view pointer);
-
 // Adds the InstanceTypes among `documents`, by name.
 void collect_instance_types(const std::vector<Document>& documents, rules::InstanceTypes& out);
 
