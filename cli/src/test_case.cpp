@@ -136,6 +136,9 @@ TestCase parse_case(const Document& document) {
         } else if (key == "object") {
             out.object = value;
         } else if (key == "objectFrom") {
+            if (object.contains("object")) {
+                throw CaseError{"objectFrom", "a case has either object or objectFrom"};
+            }
             out.object = object_from(text(value, "objectFrom"), document.source);
         } else if (key == "old") {
             out.old_object = value;

@@ -23,7 +23,7 @@ inputs::CaseOutcome mutation_outcome(const inputs::TestCase& test_case, const ru
     return inputs::compare_patch(test_case, rules::pod_patch(*test_case.pod, *identity, plan));
 }
 
-// The engine a case is judged with: the suite's, or one with the case's settings.
+// The engine of a case with its own settings: the suite's data with those settings.
 rules::Result<rules::Engine> engine_for(const inputs::TestCase& test_case,
                                         const rules::Engine& suite_engine) {
     auto data = rules::with_settings(suite_engine.data(), test_case.settings);
@@ -74,17 +74,22 @@ int run_test(const Options& options) {
         for (const auto& [name, type] : test_case.instance_types) {
             types[name] = type;
         }
-        auto case_engine = engine_for(test_case, *engine);
-        if (!case_engine) {
-            std::cerr << "mdadmit: " << case_engine.error().message << "\n";
-            return exit_usage;
+        std::optional<rules::Engine> with_settings;
+        if (!test_case.settings.empty()) {
+            auto built = engine_for(test_case, *engine);
+            if (!built) {
+                std::cerr << "mdadmit: " << built.error().message << "\n";
+                return exit_usage;
+            }
+            with_settings = std::move(built).value();
         }
+        const rules::Engine& case_engine = with_settings ? *with_settings : *engine;
         const rules::Review review{test_case.object,
                                    test_case.old_object ? &*test_case.old_object : nullptr, &types,
                                    test_case.operation};
         const auto outcome = test_case.pod
-                                 ? mutation_outcome(test_case, case_engine.value().data(), types)
-                                 : inputs::compare(test_case, case_engine.value().evaluate(review));
+                                 ? mutation_outcome(test_case, case_engine.data(), types)
+                                 : inputs::compare(test_case, case_engine.evaluate(review));
         failed += outcome.passed ? 0 : 1;
         if (test_case.operator_verdict) {
             ++parity.cases;

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "rule_context.hpp"
+#include "text_syntax.hpp"
 
 namespace mdadmit::rules {
 
@@ -13,21 +14,16 @@ constexpr std::size_t label_name_limit = 63;
 constexpr std::size_t subdomain_limit = 253;
 constexpr std::string_view hostname_label = "kubernetes.io/hostname";
 
-// `/models/` and `/models` are one path.
-std::string_view without_trailing_slash(std::string_view path) {
-    while (path.size() > 1 && path.back() == '/') {
-        path.remove_suffix(1);
-    }
-    return path;
-}
-
 // Whether `outer` is `inner` or one of its parent directories, segment by segment
 // (`/var/lib/gpustack` encloses `/var/lib/gpustack/model`, not `/var/lib/gpustack-x`).
 bool encloses(std::string_view outer, std::string_view inner) {
     outer = without_trailing_slash(outer);
     inner = without_trailing_slash(inner);
+    if (outer.empty() || inner.empty()) {
+        return false;
+    }
     if (outer == "/" || outer == inner) {
-        return !inner.empty();
+        return true;
     }
     return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
 }
@@ -44,20 +40,14 @@ bool is_label_name(std::string_view name) {
            });
 }
 
-// A DNS-1123 subdomain: lower-case labels joined by dots.
+// A DNS-1123 subdomain: DNS-1123 labels joined by dots.
 bool is_dns_subdomain(std::string_view name) {
     if (name.empty() || name.size() > subdomain_limit) {
         return false;
     }
     for (std::size_t start = 0;;) {
         const std::size_t end = name.find('.', start);
-        const std::string_view label = name.substr(start, end - start);
-        const auto lower_alnum = [](char c) {
-            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        };
-        if (label.empty() || !lower_alnum(label.front()) || !lower_alnum(label.back()) ||
-            !std::all_of(label.begin(), label.end(),
-                         [&](char c) { return lower_alnum(c) || c == '-'; })) {
+        if (!is_dns1123_label(name.substr(start, end - start))) {
             return false;
         }
         if (end == std::string_view::npos) {
@@ -99,27 +89,53 @@ void topology(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-// Where a hostPath volume reaches on the node: its path, and a subPath below it.
+// Where a hostPath volume reaches on the node: its path and a subPath below it; "" when that
+// cannot be known from the object (a `..` segment, an empty path, a subPathExpr the kubelet
+// expands). What cannot be known is neither held nor covered.
 std::string host_reach(const Volume& volume) {
-    std::string reach(without_trailing_slash(volume.host_path.value_or("")));
-    if (volume.sub_path && !volume.sub_path->empty()) {
-        reach += (reach == "/" ? "" : "/") + *volume.sub_path;
+    static const std::string none;
+    const std::string_view path =
+        without_trailing_slash(volume.host_path ? *volume.host_path : none);
+    const std::string_view sub_path = volume.sub_path ? *volume.sub_path : none;
+    if (path.empty() || has_parent_segment(path) || has_parent_segment(sub_path) ||
+        (volume.sub_path_expr && !volume.sub_path_expr->empty())) {
+        return {};
+    }
+    std::string reach(path);
+    if (!sub_path.empty()) {
+        reach += (reach == "/" ? "" : "/") + std::string(sub_path);
     }
     return reach;
 }
 
+// The host paths a stored role already reaches, and whether each is writable.
+struct HeldPath {
+    std::string reach;
+    bool read_only = false;
+};
+
+std::vector<HeldPath> held_host_paths(const Role* stored) {
+    std::vector<HeldPath> out;
+    if (stored == nullptr) {
+        return out;
+    }
+    for (const auto& volume : stored->additional_volumes) {
+        if (volume.host_path) {
+            if (std::string reach = host_reach(volume); !reach.empty()) {
+                out.push_back({std::move(reach), volume.read_only});
+            }
+        }
+    }
+    return out;
+}
+
 // Host access a stored role already held is kept: the same or a wider path, no less
 // read-only.
-bool host_path_held(const Role* stored, const Volume& wanted) {
-    if (stored == nullptr) {
-        return false;
-    }
-    return std::any_of(stored->additional_volumes.begin(), stored->additional_volumes.end(),
-                       [&](const Volume& held) {
-                           return held.host_path &&
-                                  encloses(host_reach(held), host_reach(wanted)) &&
-                                  (!held.read_only || wanted.read_only);
-                       });
+bool host_path_held(const std::vector<HeldPath>& held, const Volume& wanted) {
+    const std::string reach = host_reach(wanted);
+    return std::any_of(held.begin(), held.end(), [&](const HeldPath& h) {
+        return encloses(h.reach, reach) && (!h.read_only || wanted.read_only);
+    });
 }
 
 void host_access(const RuleContext& ctx, FindingSink& sink) {
@@ -136,9 +152,10 @@ void host_access(const RuleContext& ctx, FindingSink& sink) {
         if (settings.host_path_volume_allowed) {
             continue;
         }
+        const std::vector<HeldPath> held = held_host_paths(stored);
         const auto& volumes = role.role->additional_volumes;
         for (std::size_t k = 0; k < volumes.size(); ++k) {
-            if (volumes[k].host_path && !host_path_held(stored, volumes[k])) {
+            if (volumes[k].host_path && !host_path_held(held, volumes[k])) {
                 sink.report("host-access",
                             role.path() + ".additionalVolumes[" + std::to_string(k) + "].hostPath",
                             "role " + code(role.role->name) + " mounts host path " +

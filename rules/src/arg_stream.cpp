@@ -1,6 +1,7 @@
 #include "mdadmit/rules/arg_stream.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 
 namespace mdadmit::rules {
@@ -64,12 +65,23 @@ std::optional<std::int64_t> ArgStream::integer(
     if (flag == nullptr || !flag->value) {
         return std::nullopt;
     }
-    return parse_integer(*flag->value);
+    return parse_engine_integer(*flag->value);
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text) {
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::optional<std::int64_t> parse_engine_integer(std::string_view text) {
     // Python's int(): surrounding whitespace, one sign, and single underscores between digits.
-    const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    const auto space = [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    };
     while (!text.empty() && space(text.front())) {
         text.remove_prefix(1);
     }

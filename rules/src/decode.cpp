@@ -6,7 +6,7 @@
 #include "field_path.hpp"
 #include "json_kind.hpp"
 #include "mdadmit/rules/limits.hpp"
-#include "quantity_problem.hpp"
+#include "quantity_json.hpp"
 
 namespace mdadmit::rules {
 
@@ -87,19 +87,11 @@ class Reader {
         if (value == nullptr || value->is_null()) {
             return std::nullopt;
         }
-        if (value->is_int64()) {
-            return Quantity::of(value->get_int64());
+        auto parsed = quantity_of(*value);
+        if (!parsed) {
+            problem(path, quantity_problem(*value));
         }
-        if (value->is_uint64()) {
-            return Quantity::parse(std::to_string(value->get_uint64()));
-        }
-        if (value->is_string()) {
-            if (auto parsed = Quantity::parse(value->get_string())) {
-                return parsed;
-            }
-        }
-        problem(path, quantity_problem(*value));
-        return std::nullopt;
+        return parsed;
     }
 
     // One entry per element (bounded), "" for a non-string element, so indices stay aligned.

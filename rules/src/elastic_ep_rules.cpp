@@ -9,8 +9,6 @@ namespace mdadmit::rules {
 
 namespace {
 
-constexpr std::int64_t min_width = 2;
-constexpr std::int64_t max_width = 64;
 constexpr std::string_view max_dp_degree = "elastic-ep-max-dp";
 
 // The parallel degrees of an elastic role, read as vLLM reads them from its extraArgs (an
@@ -54,18 +52,11 @@ void elastic_shape(const RuleContext& ctx, const RoleFacts& role, const std::str
                     who + " runs one member per replica, not " + std::to_string(r.size),
                     "set size: 1; the operator adds the collective's members");
     }
+    // A width out of its range is the structural check's, as the CRD bounds it (2 to 64).
     if (!r.elastic_ep_width) {
         sink.report("elastic-ep", role.path() + ".elasticEp.width",
                     who + " names no width: the number of engines in the collective",
-                    "set elasticEp.width from " + std::to_string(min_width) + " to " +
-                        std::to_string(max_width));
-    } else if (*r.elastic_ep_width < min_width || *r.elastic_ep_width > max_width) {
-        sink.report("elastic-ep", role.path() + ".elasticEp.width",
-                    who + " has width " + std::to_string(*r.elastic_ep_width) +
-                        "; the collective holds " + std::to_string(min_width) + " to " +
-                        std::to_string(max_width) + " engines, its master included",
-                    "set elasticEp.width from " + std::to_string(min_width) + " to " +
-                        std::to_string(max_width));
+                    "set elasticEp.width from 2 to 64, the master included");
     }
 }
 

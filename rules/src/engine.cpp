@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <unordered_set>
 
 #include "mdadmit/rules/decode.hpp"
 #include "rule_context.hpp"
@@ -29,11 +30,12 @@ std::vector<RuleDefinition> all_rules() {
 // refuses.
 std::vector<DecodeProblem> with_schema_problems(std::vector<DecodeProblem> schema,
                                                 const std::vector<DecodeProblem>& decoder) {
-    const std::size_t from_schema = schema.size();
+    std::unordered_set<std::string> reported;
+    for (const auto& problem : schema) {
+        reported.insert(problem.path);
+    }
     for (const auto& problem : decoder) {
-        const auto end = schema.begin() + static_cast<std::ptrdiff_t>(from_schema);
-        if (std::none_of(schema.begin(), end,
-                         [&](const DecodeProblem& p) { return p.path == problem.path; })) {
+        if (reported.count(problem.path) == 0) {
             schema.push_back(problem);
         }
     }
@@ -72,6 +74,10 @@ Result<Engine> Engine::create(RuleData data, EngineOptions options) {
             return Error{"rule data: rule \"" + info.id + "\" is listed but not implemented"};
         }
     }
+    // Rules run, and findings come, in the order of the data file's catalogue.
+    const auto position = [&](std::string_view id) { return data.rule(id) - data.rules.data(); };
+    std::stable_sort(rules.begin(), rules.end(),
+                     [&](const auto& a, const auto& b) { return position(a.id) < position(b.id); });
     auto state = std::make_unique<State>(
         State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), {}});
     for (const auto& info : state->data.rules) {

@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include "mdadmit/rules/json_input.hpp"
+#include "quantity_json.hpp"
 
 namespace mdadmit::rules {
 
@@ -19,13 +20,7 @@ bool positive_at(const json::value& object, std::string_view pointer) {
 
 std::optional<Quantity> quantity_at(const json::value& object, std::string_view pointer) {
     const json::value* value = at_pointer(object, pointer);
-    if (value == nullptr) {
-        return std::nullopt;
-    }
-    if (value->is_int64()) {
-        return Quantity::of(value->get_int64());
-    }
-    return value->is_string() ? Quantity::parse(value->get_string()) : std::nullopt;
+    return value == nullptr ? std::nullopt : quantity_of(*value);
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 // Judged only when the cluster's InstanceTypes are known and the object is not being deleted.
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <map>
 
 #include "rule_context.hpp"
+#include "text_syntax.hpp"
 
 namespace mdadmit::rules {
 
@@ -154,19 +154,13 @@ void pd_slice_group(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 // The protocol of the direct KV transfer leg the operator renders for a role: vLLM Prefill
-// and Decode roles of a pair, on a known non-Ascend platform; "" when there is none, nullopt
-// when it depends on an InstanceType that is not known.
+// and Decode roles of a pair behind a router, on a known non-Ascend platform; "" when there is
+// none, nullopt when it depends on an InstanceType that is not known.
 std::optional<std::string> direct_protocol(const ModelDeployment& model,
                                            const DeploymentFacts& facts, const RoleFacts& role) {
     const RoleKind kind = role.role->kind;
-    if (role.role->takes_over() || model.engine != EngineKind::vllm ||
+    if (role.role->takes_over() || model.engine != EngineKind::vllm || !model.router ||
         !facts.has_prefill_decode_pair || (kind != RoleKind::prefill && kind != RoleKind::decode)) {
         return "";
     }
@@ -176,7 +170,7 @@ std::optional<std::string> direct_protocol(const ModelDeployment& model,
     if (!role.instance_type->detail_ready() || role.platform == Platform::ascend) {
         return "";
     }
-    return lower(model.kv_transfer_protocol.value_or("tcp"));
+    return lowercase(model.kv_transfer_protocol.value_or("tcp"));
 }
 
 // On an update the operator judges a role's interfaces again only when what they depend on

@@ -8,6 +8,7 @@
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
 #include "mdadmit/rules/rule_data.hpp"
+#include "text_syntax.hpp"
 
 namespace mdadmit::rules {
 
@@ -92,9 +93,7 @@ std::string_view to_string(FlagTarget target) {
 }
 
 Platform platform_from_manufacturer(std::string_view manufacturer) {
-    std::string lower(manufacturer);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string lower = lowercase(manufacturer);
     if (lower.find_first_not_of(" \t") == std::string::npos) {
         return Platform::unknown;
     }

@@ -66,13 +66,6 @@ ParallelTable parse_table(const json::value& value, const FieldPath& path) {
                                               path.member("narrowingModes"));
     out.wiring_flags = DataReader::strings(DataReader::field(object, "wiringFlags", path),
                                            path.member("wiringFlags"));
-    // The width formula reads these by name.
-    for (const char* needed : {"tensor", "data"}) {
-        if (out.degree(needed) == nullptr) {
-            throw DataError{path.member("degrees").text(),
-                            std::string("a degree named \"") + needed + "\" is required"};
-        }
-    }
     return out;
 }
 
@@ -122,8 +115,21 @@ std::map<EngineKind, ParallelTable> parse_parallelism(const json::value& value,
                                                       const FieldPath& path) {
     std::map<EngineKind, ParallelTable> out;
     for (const auto& [engine, table] : DataReader::object(value, path)) {
-        out[parse_engine(json::string(engine), path.member(engine))] =
-            parse_table(table, path.member(engine));
+        const EngineKind kind = parse_engine(json::string(engine), path.member(engine));
+        ParallelTable parsed = parse_table(table, path.member(engine));
+        // The rules read these degrees by name: every width needs tensor and data; the Elastic
+        // EP rules (vLLM only) read pipeline, prefill-context and its maximum data parallel.
+        std::vector<std::string_view> needed{"tensor", "data"};
+        if (kind == EngineKind::vllm) {
+            needed.insert(needed.end(), {"pipeline", "prefill-context", "elastic-ep-max-dp"});
+        }
+        for (const auto name : needed) {
+            if (parsed.degree(name) == nullptr) {
+                throw DataError{path.member(engine).member("degrees").text(),
+                                "a degree named \"" + std::string(name) + "\" is required"};
+            }
+        }
+        out[kind] = std::move(parsed);
     }
     return out;
 }

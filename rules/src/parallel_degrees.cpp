@@ -7,39 +7,51 @@ namespace mdadmit::rules {
 
 namespace {
 
-// The degree a flag occurrence sets: an exact spelling, or else a unique prefix of one long
-// spelling of the table.
-const ParallelDegree* degree_of(const ParallelTable& table, const FlagOccurrence& flag,
-                                const FlagSpelling& spelling) {
-    for (const auto& degree : table.degrees) {
-        if (std::find(degree.flags.begin(), degree.flags.end(), flag.key) != degree.flags.end()) {
-            return &degree;
-        }
-    }
-    if (!spelling.unique_prefixes || !flag.key.starts_with("--")) {
-        return nullptr;
-    }
-    const ParallelDegree* found = nullptr;
-    std::size_t matches = 0;
-    const auto count = [&](const std::string& spelled, const ParallelDegree* degree) {
-        if (spelled.starts_with(flag.key)) {
-            ++matches;
-            found = degree;
-        }
-    };
+// What a flag occurrence is in the table: a degree, a wiring flag, a narrowing mode, or
+// nothing. A flag matches by an exact spelling, or else, where the engine's parser takes
+// abbreviations, as a unique prefix of one long spelling of the table.
+struct Resolved {
+    enum class Kind { none, degree, wiring, narrowing } kind = Kind::none;
+    const ParallelDegree* degree = nullptr;
+};
+
+// Calls `visit(spelling, what it is)` for every spelling of the table.
+template <typename Visit>
+void for_each_spelling(const ParallelTable& table, Visit visit) {
     for (const auto& degree : table.degrees) {
         for (const auto& spelled : degree.flags) {
-            count(spelled, &degree);
+            visit(spelled, Resolved{Resolved::Kind::degree, &degree});
         }
     }
     for (const auto& spelled : table.wiring_flags) {
-        count(spelled, nullptr);
+        visit(spelled, Resolved{Resolved::Kind::wiring, nullptr});
     }
-    return matches == 1 ? found : nullptr;
+    for (const auto& spelled : table.narrowing_modes) {
+        visit(spelled, Resolved{Resolved::Kind::narrowing, nullptr});
+    }
 }
 
-bool listed(const std::vector<std::string>& names, std::string_view name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
+Resolved resolve(const ParallelTable& table, const FlagOccurrence& flag,
+                 const FlagSpelling& spelling) {
+    Resolved exact;
+    for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
+        if (spelled == flag.key) {
+            exact = resolved;
+        }
+    });
+    if (exact.kind != Resolved::Kind::none || !spelling.unique_prefixes ||
+        !flag.key.starts_with("--")) {
+        return exact;
+    }
+    Resolved found;
+    std::size_t matches = 0;
+    for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
+        if (spelled.starts_with(flag.key)) {
+            ++matches;
+            found = resolved;
+        }
+    });
+    return matches == 1 ? found : Resolved{};
 }
 
 }  // namespace
@@ -57,19 +69,20 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
         return std::string(args_field) + "[" + std::to_string(index) + "]";
     };
     for (const auto& flag : args.flags()) {
-        if (listed(table.wiring_flags, flag.key)) {
+        const Resolved resolved = resolve(table, flag, spelling);
+        if (resolved.kind == Resolved::Kind::wiring) {
             out.wired = true;
             continue;
         }
-        if (listed(table.narrowing_modes, flag.key)) {
+        if (resolved.kind == Resolved::Kind::narrowing) {
             out.narrowed = true;
             continue;
         }
-        const ParallelDegree* degree = degree_of(table, flag, spelling);
+        const ParallelDegree* degree = resolved.degree;
         if (degree == nullptr) {
             continue;
         }
-        const auto value = flag.value ? parse_integer(*flag.value) : std::nullopt;
+        const auto value = flag.value ? parse_engine_integer(*flag.value) : std::nullopt;
         if (value && *value >= degree->minimum) {
             out.values[degree->name] = *value;
             continue;
@@ -96,7 +109,7 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
             if (env[k].name != degree.env) {
                 continue;
             }
-            const auto value = parse_integer(env[k].value);
+            const auto value = parse_engine_integer(env[k].value);
             if (value && *value >= degree.minimum) {
                 out.values[degree.name] = *value;
             } else {

@@ -1,5 +1,6 @@
 #include "mdadmit/rules/pod_patch.hpp"
 
+#include <algorithm>
 #include <boost/json/value_from.hpp>
 #include <vector>
 
@@ -89,14 +90,19 @@ void ensure_flag(const FlagToEnsure& flag, const std::string& args_path,
             add["value"] = json::value_from(wanted);
             patch.push_back(std::move(add));
             args_exist = true;
-        } else {
-            for (const auto& token : wanted) {
-                json::object add = op("add", args_path + "/-");
-                add["value"] = token;
-                patch.push_back(std::move(add));
-            }
+            args.insert(args.end(), wanted.begin(), wanted.end());
+            return;
         }
-        args.insert(args.end(), wanted.begin(), wanted.end());
+        // After a bare `--` the engine reads only positional arguments: a flag goes before it.
+        const auto end_of_flags = std::find(args.begin(), args.end(), "--");
+        std::size_t at = static_cast<std::size_t>(end_of_flags - args.begin());
+        for (const auto& token : wanted) {
+            json::object add =
+                op("add", args_path + "/" + (at == args.size() ? "-" : std::to_string(at)));
+            add["value"] = token;
+            patch.push_back(std::move(add));
+            args.insert(args.begin() + static_cast<std::ptrdiff_t>(at++), token);
+        }
         return;
     }
     const std::size_t at = found->flag_index;

@@ -55,23 +55,6 @@ std::optional<std::int64_t> exponent_suffix(std::string_view text) {
     return negative ? -value : value;
 }
 
-// The remainder of a decimal digit string divided by `divisor`.
-std::int64_t remainder(std::string_view digits, std::int64_t divisor) {
-    std::int64_t r = 0;
-    for (const char c : digits) {
-        r = (r * 10 + (c - '0')) % divisor;
-    }
-    return r;
-}
-
-std::int64_t power(std::int64_t base, std::int64_t exponent) {
-    std::int64_t out = 1;
-    for (std::int64_t i = 0; i < exponent; ++i) {
-        out *= base;
-    }
-    return out;
-}
-
 // Adds one to a decimal digit string.
 std::string increment(std::string digits) {
     for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
@@ -124,11 +107,12 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
         return std::nullopt;  // "", ".", "k": no number at all
     }
     std::int64_t decimal = 0;
+    int binary = 0;
     if (const auto* suffix = std::find_if(suffixes.begin(), suffixes.end(),
                                           [&](const Suffix& s) { return s.text == rest; });
         suffix != suffixes.end()) {
         decimal = suffix->decimal;
-        q.binary_ = suffix->binary;
+        binary = suffix->binary;
     } else if (const auto exponent = exponent_suffix(rest)) {
         decimal = *exponent;
     } else {
@@ -136,7 +120,7 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
     }
     q.exponent_ = decimal - static_cast<std::int64_t>(fraction);
     // A binary suffix multiplies before the value is rounded, as in Kubernetes.
-    for (int i = 0; i < q.binary_; ++i) {
+    for (int i = 0; i < binary; ++i) {
         digits = twice(digits);
     }
     q.digits_ = std::move(digits);
@@ -177,34 +161,28 @@ void Quantity::settle() {
             ++exponent_;
         }
     }
-    // With at most 9 fractional places left, the value is whole exactly when 10^k divides
-    // the significand.
-    const std::int64_t places = std::max<std::int64_t>(0, -exponent_);
-    whole_ = remainder(digits_, power(10, places)) == 0;
-    if (!whole_) {
-        return;
-    }
-    // Up to 19 integer digits can fit an int64; more cannot.
+    // The significand ends in a non-zero digit, so the value is whole exactly when no power
+    // of ten divides it.
+    whole_ = exponent_ >= 0;
+    // Up to 19 integer digits can fit an int64; more cannot. Like Kubernetes' AsInt64, a
+    // value beyond int64 has no count, whatever its suffix.
     constexpr std::int64_t int64_digits = 19;
-    const std::int64_t integer_digits = static_cast<std::int64_t>(digits_.size()) + exponent_;
-    if (integer_digits > int64_digits) {
-        if (binary_ > 0) {
-            count_ = std::numeric_limits<std::int64_t>::max();  // Kubernetes caps binary values
-        }
+    if (!whole_ || static_cast<std::int64_t>(digits_.size()) + exponent_ > int64_digits) {
         return;
     }
-    __int128 value = 0;
+    unsigned __int128 magnitude = 0;
     for (const char c : digits_) {
-        value = value * 10 + (c - '0');
+        magnitude = magnitude * 10 + static_cast<unsigned>(c - '0');
     }
     for (std::int64_t i = 0; i < exponent_; ++i) {
-        value *= 10;
+        magnitude *= 10;
     }
-    value /= power(10, places);
-    if (value <= std::numeric_limits<std::int64_t>::max()) {
-        count_ = static_cast<std::int64_t>(negative_ ? -value : value);
-    } else if (binary_ > 0) {
-        count_ = std::numeric_limits<std::int64_t>::max();
+    const unsigned __int128 limit =
+        static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max()) +
+        (negative_ ? 1 : 0);
+    if (magnitude <= limit) {
+        count_ = negative_ ? static_cast<std::int64_t>(-static_cast<__int128>(magnitude))
+                           : static_cast<std::int64_t>(magnitude);
     }
 }
 

@@ -4,26 +4,13 @@
 #include <map>
 
 #include "rule_context.hpp"
+#include "text_syntax.hpp"
 
 namespace mdadmit::rules {
 
 namespace {
 
-constexpr std::size_t dns_label_limit = 63;
 constexpr std::int64_t max_replicas = 1024;
-
-bool is_dns1123_label(std::string_view name) {
-    if (name.empty() || name.size() > dns_label_limit) {
-        return false;
-    }
-    const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    return alnum(name.front()) && alnum(name.back()) &&
-           std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
-}
-
-bool is_dns1035_label(std::string_view name) {
-    return is_dns1123_label(name) && name.front() >= 'a' && name.front() <= 'z';
-}
 
 void role_kinds(const RuleContext& ctx, FindingSink& sink) {
     const RoleFacts* server = ctx.facts.first_of_kind(RoleKind::server);
@@ -156,6 +143,12 @@ void resources(const RuleContext& ctx, FindingSink& sink) {
                             "partitioned or sliced",
                         "keep acceleratorPartitionedProfile or the slice percentages, not both");
         }
+        if (r.accelerator && r.accelerator->negative()) {
+            sink.report("resources", role.path() + ".resources.accelerator",
+                        "role " + code(role.role->name) + " asks for " + r.accelerator->text() +
+                            " accelerators; a count is 0 or more",
+                        "set resources.accelerator to a count of cards, e.g. \"1\"");
+        }
     }
 }
 
@@ -252,27 +245,6 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
     }
 }
 
-bool has_parent_segment(std::string_view path) {
-    for (std::size_t start = 0;;) {
-        const std::size_t end = path.find('/', start);
-        if (path.substr(start, end - start) == "..") {
-            return true;
-        }
-        if (end == std::string_view::npos) {
-            return false;
-        }
-        start = end + 1;
-    }
-}
-
-// `/models/` and `/models` are one mount point.
-std::string_view mount_point(std::string_view path) {
-    while (path.size() > 1 && path.back() == '/') {
-        path.remove_suffix(1);
-    }
-    return path;
-}
-
 void volume_sources(const RoleFacts& role, const Volume& volume, const std::string& path,
                     const std::string& label, FindingSink& sink) {
     if (volume.sources.empty()) {
@@ -340,8 +312,8 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
                 }
             }
             if (volume.mount_path && !volume.mount_path->empty()) {
-                const auto [it, fresh] =
-                    mounted.emplace(mount_point(*volume.mount_path), path + ".mountPath");
+                const auto [it, fresh] = mounted.emplace(without_trailing_slash(*volume.mount_path),
+                                                         path + ".mountPath");
                 if (!fresh) {
                     sink.report("volumes", path + ".mountPath",
                                 label + " mounts at " + code(*volume.mount_path) + ", as does " +

@@ -16,7 +16,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int supported_version = 1;
+constexpr int supported_version = 2;
 
 using data_file::DataError;
 using data_file::parse_engine;

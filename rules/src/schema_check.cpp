@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <numeric>
+#include <unordered_set>
 #include <valijson/adapters/boost_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -11,7 +13,7 @@
 
 #include "json_kind.hpp"
 #include "mdadmit/rules/json_input.hpp"
-#include "quantity_problem.hpp"
+#include "quantity_json.hpp"
 
 namespace mdadmit::rules {
 
@@ -169,6 +171,35 @@ bool is_strict_prefix(const std::string& prefix, const std::string& path) {
     return prefix.empty() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
 }
 
+// valijson reports every enclosing object too; keeps only the deepest field at fault, once,
+// in the order reported. Sorting the paths puts each one's extensions right after it, so a
+// hostile object with tens of thousands of wrong fields costs n log n, not n squared.
+std::vector<DecodeProblem> deepest_of(std::vector<DecodeProblem> problems) {
+    std::vector<std::size_t> order(problems.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return problems[a].path < problems[b].path; });
+    std::vector<bool> enclosing(problems.size(), false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const std::string& path = problems[order[i]].path;
+        for (std::size_t j = i + 1; j < order.size() && problems[order[j]].path.starts_with(path);
+             ++j) {
+            if (is_strict_prefix(path, problems[order[j]].path)) {
+                enclosing[order[i]] = true;
+                break;
+            }
+        }
+    }
+    std::vector<DecodeProblem> out;
+    std::unordered_set<std::string> seen;
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        if (!enclosing[i] && seen.insert(problems[i].path + '\n' + problems[i].message).second) {
+            out.push_back(std::move(problems[i]));
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 SchemaCheck::SchemaCheck(std::unique_ptr<Compiled> compiled) : compiled_(std::move(compiled)) {}
@@ -218,21 +249,7 @@ std::vector<DecodeProblem> SchemaCheck::check(const json::value& object) const {
     while (results.popError(error)) {
         problems.push_back(word(error, object, compiled_->document.get_object()));
     }
-    // valijson reports every enclosing object too; keep only the deepest field at fault.
-    std::vector<DecodeProblem> deepest;
-    for (const auto& candidate : problems) {
-        const bool enclosing = std::any_of(
-            problems.begin(), problems.end(),
-            [&](const DecodeProblem& p) { return is_strict_prefix(candidate.path, p.path); });
-        const bool repeated =
-            std::any_of(deepest.begin(), deepest.end(), [&](const DecodeProblem& p) {
-                return p.path == candidate.path && p.message == candidate.message;
-            });
-        if (!enclosing && !repeated) {
-            deepest.push_back(candidate);
-        }
-    }
-    return deepest;
+    return deepest_of(std::move(problems));
 }
 
 }  // namespace mdadmit::rules

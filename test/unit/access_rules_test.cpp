@@ -98,6 +98,21 @@ TEST(HostAccess, AccessAStoredRoleHeldIsKept) {
                                "host-access");
     ASSERT_EQ(wider.size(), 1u);
     EXPECT_EQ(wider[0].path, "spec.roles[0].additionalVolumes[0].hostPath");
+    // What the object cannot say (an empty path, a `..` segment, a subPathExpr the kubelet
+    // expands) is neither held nor covered.
+    for (const auto& [now, then] : {
+             std::pair{"hostPath: {path: /srv}", "hostPath: {path: ''}"},
+             std::pair{"hostPath: {path: /srv/../etc}", "hostPath: {path: /srv}"},
+             std::pair{"subPathExpr: $(POD), hostPath: {path: /srv}", "hostPath: {path: /srv}"},
+         }) {
+        const auto with_volume = [&](std::string_view volume) {
+            return object("[{name: s, additionalVolumes: [{mountPath: /d, " + std::string(volume) +
+                          "}]}]");
+        };
+        EXPECT_EQ(of_rule(judge_update(with_volume(now), with_volume(then)), "host-access").size(),
+                  1u)
+            << now;
+    }
     const auto renamed =
         of_rule(judge_update(object("[{name: t, privileged: true}]"), object(held)), "host-access");
     ASSERT_EQ(renamed.size(), 1u);

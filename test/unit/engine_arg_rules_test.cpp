@@ -302,8 +302,9 @@ TEST(Parallelism, OneRankPerMemberInAnyRoleKindAndNoOverflow) {
 
 TEST(Parallelism, SilentWhenFlagsWireRanksOverNodesOrPods) {
     for (const std::string wiring :
-         {"-dpb, mp", "--data-parallel-address, 10.0.0.1", "--headless",
-          "--data_parallel_rpc_port, '13345'", "-dpn, '0'", "-dph", "--nnodes=2", "-n, '2'"}) {
+         {"-dpb, mp", "--data-parallel-address, 10.0.0.1", "--data-parallel-addr, 10.0.0.1",
+          "--headless", "--data_parallel_rpc_port, '13345'", "-dpn, '0'", "-dph", "--nnodes=2",
+          "-n, '2'"}) {
         EXPECT_TRUE(parallelism("vLLM",
                                 "[{name: s, resources: {accelerator: 4}, extraArgs: [-tp, "
                                 "'4', -dp, '4', " +

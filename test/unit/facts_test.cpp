@@ -1,6 +1,8 @@
 // Derived facts: argument streams, serving ports, serving modes and platforms.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <boost/json.hpp>
 
 #include "mdadmit/inputs/documents.hpp"
@@ -27,6 +29,24 @@ TEST(ArgStream, BothSpellingsAndLastOccurrenceWins) {
     EXPECT_EQ(args.flags().size(), 4u);
     EXPECT_EQ(rules::parse_integer("12a"), std::nullopt);
     EXPECT_EQ(rules::parse_integer(""), std::nullopt);
+    EXPECT_EQ(rules::parse_integer("0_1"), std::nullopt);
+    EXPECT_EQ(rules::parse_integer("-7"), -7);
+}
+
+TEST(ArgStream, EngineIntegersAreReadAsPythonsIntReadsThem) {
+    EXPECT_EQ(rules::parse_engine_integer("+4"), 4);
+    EXPECT_EQ(rules::parse_engine_integer(" 2\n"), 2);
+    EXPECT_EQ(rules::parse_engine_integer("1_000"), 1000);
+    EXPECT_EQ(rules::parse_engine_integer("-9223372036854775808"),
+              std::numeric_limits<std::int64_t>::min());
+    for (const char* bad : {"", "_1", "1_", "1__0", "1.0", "9223372036854775808", "+", "0x10"}) {
+        EXPECT_EQ(rules::parse_engine_integer(bad), std::nullopt) << bad;
+    }
+    // A bare `--` ends the flags: what follows is positional.
+    const std::vector<std::string> tokens{"--port", "8000", "--", "--port", "9000"};
+    const rules::ArgStream args(tokens);
+    EXPECT_EQ(args.integer({"--port"}), 8000);
+    EXPECT_EQ(args.flags().size(), 1u);
 }
 
 struct Derived {

@@ -207,7 +207,7 @@ TEST(InterfaceTransport, InterfacesNeedAnRdmaOrEfaLeg) {
     const auto on = [&](std::string_view protocol) {
         return of_rule(
             judge(pool("h20") +
-                  deployment("vLLM", "", pair,
+                  deployment("vLLM", "{name: llm-d-router}", pair,
                              "  kvTransfer: {protocol: " + std::string(protocol) + "}\n")),
             "interface-transport");
     };
@@ -225,7 +225,15 @@ TEST(InterfaceTransport, InterfacesNeedAnRdmaOrEfaLeg) {
                                          "  kvCache: {poolRef: {name: pool}}\n")),
                         "interface-transport")
                     .empty());
-    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "", pair)), "interface-transport").empty());
+    EXPECT_TRUE(
+        of_rule(judge(deployment("vLLM", "{name: llm-d-router}", pair)), "interface-transport")
+            .empty());
+    // Without a router the pair renders no direct leg.
+    EXPECT_EQ(of_rule(judge(pool("h20") +
+                            deployment("vLLM", "", pair, "  kvTransfer: {protocol: RDMA}\n")),
+                      "interface-transport")
+                  .size(),
+              1u);
 }
 
 TEST(InstanceTypeRules, SkippedForAnObjectBeingDeleted) {

@@ -171,6 +171,18 @@ TEST(PodPatch, DpAwareIsNeverAddedBesidePdDisaggregation) {
     EXPECT_TRUE(rules::pod_patch(paired, *rules::identify_pod(paired), plan).empty());
 }
 
+TEST(PodPatch, AFlagGoesBeforeTheEndOfOptions) {
+    const auto plan = plan_of(epd_sglang);
+    const json::value pod =
+        engine_pod("p", 0, "", R"([{"name": "engine", "args": ["serve", "--", "extra"]}])");
+    const json::array patch = rules::pod_patch(pod, *rules::identify_pod(pod), plan);
+    const json::value patched = apply(pod, patch);
+    EXPECT_EQ(patched.at("spec").at("containers").at(0).at("args"),
+              json::parse(R"(["serve", "--encoder-urls", "http://md-enc.ns.svc:8000", "--",
+                              "extra"])"));
+    EXPECT_TRUE(rules::pod_patch(patched, *rules::identify_pod(patched), plan).empty());
+}
+
 TEST(PodPatch, PointerTokensAreEscaped) {
     EXPECT_EQ(rules::escape_pointer_token("a/b~c"), "a~1b~0c");
 }

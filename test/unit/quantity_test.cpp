@@ -60,8 +60,10 @@ TEST(Quantity, ValuesBeyondInt64AreWholeButUncounted) {
     EXPECT_EQ(count("9223372036854775808"), std::nullopt);
     EXPECT_TRUE(Quantity::parse("1e30")->whole());
     EXPECT_EQ(count("1e999999999999"), std::nullopt);
-    // Kubernetes caps binary-suffixed values at the int64 maximum.
-    EXPECT_EQ(count("16Ei"), std::numeric_limits<std::int64_t>::max());
+    EXPECT_EQ(count("16Ei"), std::nullopt);
+    EXPECT_EQ(count("-9223372036854775808"), std::numeric_limits<std::int64_t>::min());
+    EXPECT_EQ(Quantity::of(std::numeric_limits<std::int64_t>::min()).whole_count(),
+              std::numeric_limits<std::int64_t>::min());
 }
 
 TEST(Quantity, MalformedTextIsRefused) {

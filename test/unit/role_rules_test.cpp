@@ -168,6 +168,17 @@ TEST(Resources, APartitionAndASliceCannotBothApply) {
                     .empty());
 }
 
+TEST(Resources, ANegativeCountOfAcceleratorsIsRefused) {
+    const auto found = of_rule(
+        judge(deployment("vLLM", "", "[{name: s, resources: {accelerator: '-1'}}]")), "resources");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "spec.roles[0].resources.accelerator");
+    EXPECT_EQ(found[0].message, "role `s` asks for -1 accelerators; a count is 0 or more");
+    EXPECT_TRUE(of_rule(judge(deployment("vLLM", "", "[{name: s, resources: {accelerator: '0'}}]")),
+                        "resources")
+                    .empty());
+}
+
 TEST(EngineVersion, RequiredWhenARoleNamesNoImage) {
     std::string yaml =
         deployment("vLLM", "", "[{name: s, image: 'vllm/vllm-openai:v0.29.0'}, {name: t}]");

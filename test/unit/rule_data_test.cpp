@@ -46,9 +46,9 @@ TEST(RuleData, MalformedFilesAreRefusedNamingTheField) {
     data.as_object().erase("reservedPorts");
     EXPECT_EQ(refusal(data), "rule data test.json: reservedPorts: required field is missing");
     data = embedded();
-    data.as_object()["version"] = 2;
+    data.as_object()["version"] = 1;
     EXPECT_EQ(refusal(data),
-              "rule data test.json: version: unsupported version 2; this build reads version 1");
+              "rule data test.json: version: unsupported version 1; this build reads version 2");
     data = embedded();
     data.as_object()["ownedArgs"].as_array()[0].as_object()["shortestPrefix"] = "--kv-x";
     EXPECT_EQ(refusal(data),

@@ -34,15 +34,17 @@ class ArgStream {
     // The last occurrence of any of `names` (the last one wins, as in the engines' parsers).
     const FlagOccurrence* last(std::initializer_list<std::string_view> names) const;
     bool has(std::initializer_list<std::string_view> names) const { return last(names) != nullptr; }
-    // The last occurrence's value parsed as an integer, if it is one.
+    // The last occurrence's value read as the engine reads an integer, if it is one.
     std::optional<std::int64_t> integer(std::initializer_list<std::string_view> names) const;
 
   private:
     std::vector<FlagOccurrence> flags_;
 };
 
-// An integer as the engines' Python parsers read one ("8", "+4", " 2 ", "1_000"); nullopt for
-// anything else, and for values beyond int64.
+// A decimal integer, optionally negative, and nothing else; nullopt beyond int64.
 std::optional<std::int64_t> parse_integer(std::string_view text);
+// An integer as the engines' Python parsers read a flag's value ("8", "+4", " 2 ", "1_000");
+// nullopt for anything else, and for values beyond int64.
+std::optional<std::int64_t> parse_engine_integer(std::string_view text);
 
 }  // namespace mdadmit::rules

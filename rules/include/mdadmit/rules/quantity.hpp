@@ -43,9 +43,10 @@ class Quantity {
 
     std::string text_;
     bool negative_ = false;
-    std::string digits_;         // significant digits: no leading or trailing zeros; "" is zero
-    std::int64_t exponent_ = 0;  // power of ten, at least -9 once rounded to nano units
-    int binary_ = 0;             // power of two of a binary suffix (Ki = 10)
+    std::string digits_;  // significant digits: no leading or trailing zeros; "" is zero
+    // Power of ten, at least -9 once rounded to nano units. A binary suffix is multiplied
+    // into the digits; exponents beyond a million are held at a million.
+    std::int64_t exponent_ = 0;
     bool whole_ = true;
     std::optional<std::int64_t> count_;
 };
