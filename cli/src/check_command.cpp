@@ -126,26 +126,23 @@ bool use_colour() {
 }
 
 int run_check(const Options& options) {
-    auto engine = start_command(options);
-    if (!engine) {
+    auto judging = start_command(options);
+    if (!judging) {
         return exit_usage;
     }
     auto documents_read = inputs::read_inputs(options.inputs);
-    auto types_read = inputs::read_inputs(options.instance_type_files);
     auto olds_read =
         inputs::read_inputs(options.old_file ? std::vector<std::string>{*options.old_file}
                                              : std::vector<std::string>{});
-    for (const auto* read : {&documents_read, &types_read, &olds_read}) {
+    for (const auto* read : {&documents_read, &olds_read}) {
         if (!*read) {
             std::cerr << "mdadmit: " << read->error().message << "\n";
             return exit_usage;
         }
     }
     const std::vector<inputs::Document>& documents = documents_read.value();
-    const std::vector<inputs::Document>& type_documents = types_read.value();
     std::vector<inputs::Document> old_documents = std::move(olds_read).value();
-    rules::InstanceTypes instance_types;
-    inputs::collect_instance_types(type_documents, instance_types);
+    rules::InstanceTypes& instance_types = judging->instance_types;
     inputs::collect_instance_types(documents, instance_types);
     std::erase_if(old_documents, [](const inputs::Document& d) {
         return inputs::kind_of(d.value) != "ModelDeployment";
@@ -158,9 +155,9 @@ int run_check(const Options& options) {
         }
         const json::value* old = old_for(document.value, old_documents);
         judged.push_back({&document, object_name(document.value),
-                          engine->evaluate({document.value, old, &instance_types,
-                                            old != nullptr ? rules::Operation::update
-                                                           : rules::Operation::create})});
+                          judging->engine.evaluate({document.value, old, &instance_types,
+                                                    old != nullptr ? rules::Operation::update
+                                                                   : rules::Operation::create})});
     }
     if (judged.empty()) {
         std::cerr << "mdadmit: no ModelDeployment found in the inputs\n";

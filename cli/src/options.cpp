@@ -24,6 +24,9 @@ common options:
       --schema-check full|decoder
                               structural check: full JSON Schema (check, test) or the
                               decoder's type checks only (review, like the webhook)
+      --encode-platform-unknown warn|deny
+                              the severity of encode-platform-unknown, as the webhook's
+                              setting of that name
 
 exit status: 0 admitted (or every case passed), 1 denied (or a case failed),
              2 usage or input error, 3 internal error
@@ -53,7 +56,8 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
             return std::nullopt;
         };
         if (argument == "--instance-types" || argument == "--old" || argument == "--rules-data" ||
-            argument == "--output" || argument == "--schema-check") {
+            argument == "--output" || argument == "--schema-check" ||
+            argument == "--encode-platform-unknown") {
             const auto given = take_value();
             if (!given) {
                 return rules::Error{argument + " needs a value"};
@@ -64,6 +68,13 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
                 options.old_file = *given;
             } else if (argument == "--rules-data") {
                 options.rules_data = *given;
+            } else if (argument == "--encode-platform-unknown") {
+                if (*given != "warn" && *given != "deny") {
+                    return rules::Error{"--encode-platform-unknown: expected warn or deny, got \"" +
+                                        *given + "\""};
+                }
+                options.encode_platform_unknown =
+                    *given == "deny" ? rules::Severity::deny : rules::Severity::warn;
             } else if (argument == "--schema-check") {
                 if (*given != "full" && *given != "decoder") {
                     return rules::Error{"--schema-check: expected full or decoder, got \"" +
@@ -91,33 +102,28 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
     return options;
 }
 
-rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_default) {
-    rules::RuleData data = rules::embedded_rule_data();
-    if (options.rules_data) {
-        auto loaded = rules::load_rule_data_file(*options.rules_data);
-        if (!loaded) {
-            return loaded.error();
-        }
-        data = std::move(loaded).value();
-    }
-    rules::EngineOptions engine_options;
-    engine_options.structure_check = options.full_schema_check.value_or(full_by_default)
-                                         ? rules::StructureCheck::full
-                                         : rules::StructureCheck::decoder_only;
-    return rules::Engine::create(std::move(data), engine_options);
+rules::Result<inputs::Judging> make_judging(const Options& options, bool full_by_default) {
+    inputs::JudgingOptions judging;
+    judging.rules_data_file = options.rules_data.value_or("");
+    judging.structure_check = options.full_schema_check.value_or(full_by_default)
+                                  ? rules::StructureCheck::full
+                                  : rules::StructureCheck::decoder_only;
+    judging.encode_platform_unknown = options.encode_platform_unknown;
+    judging.instance_type_files = options.instance_type_files;
+    return inputs::load_judging(judging);
 }
 
-std::optional<rules::Engine> start_command(const Options& options, bool full_by_default) {
+std::optional<inputs::Judging> start_command(const Options& options, bool full_by_default) {
     if (options.inputs.empty()) {
         std::cerr << usage;
         return std::nullopt;
     }
-    auto engine = make_engine(options, full_by_default);
-    if (!engine) {
-        std::cerr << "mdadmit: " << engine.error().message << "\n";
+    auto judging = make_judging(options, full_by_default);
+    if (!judging) {
+        std::cerr << "mdadmit: " << judging.error().message << "\n";
         return std::nullopt;
     }
-    return std::move(engine).value();
+    return std::move(judging).value();
 }
 
 }  // namespace mdadmit::cli

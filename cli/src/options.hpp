@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "mdadmit/inputs/judging.hpp"
 #include "mdadmit/rules/engine.hpp"
 
 namespace mdadmit::cli {
@@ -25,7 +26,8 @@ struct Options {
     OutputFormat output = OutputFormat::text;
     bool warnings_as_errors = false;
     bool markdown = false;
-    std::optional<bool> full_schema_check;  // --schema-check=full|decoder
+    std::optional<bool> full_schema_check;                   // --schema-check=full|decoder
+    std::optional<rules::Severity> encode_platform_unknown;  // --encode-platform-unknown
 };
 
 // An Error is a usage message for stderr.
@@ -33,12 +35,13 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments);
 
 extern const char* const usage;
 
-// The engine a command judges with: the rule data from --rules-data when given, and the
-// structural check of --schema-check, else `full_by_default`.
-rules::Result<rules::Engine> make_engine(const Options& options, bool full_by_default = true);
+// What a command judges with, built as the webhook builds it: the rule data from
+// --rules-data when given, the structural check of --schema-check (else `full_by_default`),
+// --encode-platform-unknown, and the InstanceTypes of --instance-types.
+rules::Result<inputs::Judging> make_judging(const Options& options, bool full_by_default = true);
 
 // What every command that reads inputs does first: usage when there are none, and the
-// engine; nullopt (the problem told on stderr) means exit with exit_usage.
-std::optional<rules::Engine> start_command(const Options& options, bool full_by_default = true);
+// judging setup; nullopt (the problem told on stderr) means exit with exit_usage.
+std::optional<inputs::Judging> start_command(const Options& options, bool full_by_default = true);
 
 }  // namespace mdadmit::cli

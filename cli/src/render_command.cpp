@@ -76,21 +76,17 @@ void print_text(const rules::Plan& plan, const inputs::Document& document) {
 }  // namespace
 
 int run_render(const Options& options) {
-    auto engine = make_engine(options);
+    auto judging = start_command(options);
+    if (!judging) {
+        return exit_usage;
+    }
     auto read = inputs::read_inputs(options.inputs);
-    auto type_documents = inputs::read_inputs(options.instance_type_files);
-    if (!engine || !read || !type_documents || options.inputs.empty()) {
-        std::cerr << "mdadmit: "
-                  << (!engine           ? engine.error().message
-                      : !read           ? read.error().message
-                      : !type_documents ? type_documents.error().message
-                                        : std::string(usage))
-                  << "\n";
+    if (!read) {
+        std::cerr << "mdadmit: " << read.error().message << "\n";
         return exit_usage;
     }
     const std::vector<inputs::Document>& documents = read.value();
-    rules::InstanceTypes types;
-    inputs::collect_instance_types(type_documents.value(), types);
+    rules::InstanceTypes& types = judging->instance_types;
     inputs::collect_instance_types(documents, types);
     json::array plans;
     std::size_t rendered = 0;
@@ -100,7 +96,7 @@ int run_render(const Options& options) {
         }
         ++rendered;
         const auto decoded = rules::decode_model_deployment(document.value);
-        const auto plan = rules::plan_mutations(decoded.model, engine.value().data(), &types);
+        const auto plan = rules::plan_mutations(decoded.model, judging->engine.data(), &types);
         if (options.output != OutputFormat::json) {
             print_text(plan, document);
             continue;

@@ -4,9 +4,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "admission_handler.hpp"
 #include "commands.hpp"
-#include "mdadmit/inputs/documents.hpp"
+#include "mdadmit/admission/admission.hpp"
 
 namespace mdadmit::cli {
 
@@ -15,9 +14,9 @@ int run_review(const Options& options) {
         std::cerr << "mdadmit review: give one AdmissionReview file, or - for standard input\n";
         return exit_usage;
     }
-    auto engine = make_engine(options, false);
-    if (!engine) {
-        std::cerr << "mdadmit: " << engine.error().message << "\n";
+    auto judging = make_judging(options, false);
+    if (!judging) {
+        std::cerr << "mdadmit: " << judging.error().message << "\n";
         return exit_usage;
     }
     std::ostringstream body;
@@ -31,21 +30,11 @@ int run_review(const Options& options) {
         }
         body << in.rdbuf();
     }
-    rules::InstanceTypes instance_types;
-    for (const auto& path : options.instance_type_files) {
-        auto documents = inputs::read_documents(path);
-        if (!documents) {
-            std::cerr << "mdadmit: " << documents.error().message << "\n";
-            return exit_usage;
-        }
-        inputs::collect_instance_types(documents.value(), instance_types);
-    }
-    server::Metrics unused_metrics;
-    const server::AdmissionHandler handler(
-        engine.value(), std::make_shared<server::InstanceTypeStore>(std::move(instance_types)),
-        unused_metrics);
-    const auto outcome = handler.handle(server::AdmissionPath::validate, body.str(),
-                                        server::Clock::now() + std::chrono::hours(1));
+    const admission::Admission admission(judging.value().engine);
+    // The validating path never waits on the cluster: its answer comes in one step.
+    const auto outcome = std::get<admission::Outcome>(admission.admit(
+        admission::AdmissionPath::validate, body.str(), &judging.value().instance_types,
+        admission::Clock::now() + std::chrono::hours(1)));
     std::cout << outcome.body << "\n";
     if (outcome.http_status != 200) {
         std::cerr << "mdadmit: the webhook would answer HTTP " << outcome.http_status << "\n";

@@ -8,16 +8,17 @@
 namespace mdadmit::cli {
 
 int run_rules(const Options& options) {
-    auto engine = make_engine(options);
-    if (!engine) {
-        std::cerr << "mdadmit: " << engine.error().message << "\n";
+    auto judging = make_judging(options);
+    if (!judging) {
+        std::cerr << "mdadmit: " << judging.error().message << "\n";
         return exit_usage;
     }
+    const rules::RuleData& data = judging.value().engine.data();
     if (options.markdown) {
-        std::cout << inputs::rule_table_markdown(engine.value().data());
+        std::cout << inputs::rule_table_markdown(data);
         return exit_admitted;
     }
-    for (const auto& rule : engine.value().data().rules) {
+    for (const auto& rule : data.rules) {
         std::printf("%-24s %-5s %s\n", rule.id.c_str(),
                     std::string(rules::to_string(rule.severity)).c_str(), rule.meaning.c_str());
     }

@@ -4,7 +4,6 @@
 #include "commands.hpp"
 #include "mdadmit/inputs/junit.hpp"
 #include "mdadmit/inputs/test_case.hpp"
-#include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/pod_patch.hpp"
 
 namespace mdadmit::cli {
@@ -18,9 +17,8 @@ inputs::CaseOutcome mutation_outcome(const inputs::TestCase& test_case, const ru
     if (!identity) {
         return {false, "the pod is not a ModelDeployment engine or router Pod (labels)", ""};
     }
-    const auto decoded = rules::decode_model_deployment(test_case.object);
-    const auto plan = rules::plan_mutations(decoded.model, data, &types);
-    return inputs::compare_patch(test_case, rules::pod_patch(*test_case.pod, *identity, plan));
+    return inputs::compare_patch(
+        test_case, rules::mutate_pod(*test_case.pod, *identity, test_case.object, data, &types));
 }
 
 // The engine of a case with its own settings: the suite's data with those settings.
@@ -43,10 +41,11 @@ struct Parity {
 }  // namespace
 
 int run_test(const Options& options) {
-    auto engine = start_command(options);
-    if (!engine) {
+    auto judging = start_command(options);
+    if (!judging) {
         return exit_usage;
     }
+    const rules::Engine& engine = judging->engine;
     auto read = inputs::read_inputs(options.inputs);
     if (!read) {
         std::cerr << "mdadmit: " << read.error().message << "\n";
@@ -54,7 +53,7 @@ int run_test(const Options& options) {
     }
     const std::vector<inputs::Document>& documents = read.value();
     // InstanceType documents anywhere in the suite are the suite's cluster.
-    rules::InstanceTypes suite_types;
+    rules::InstanceTypes& suite_types = judging->instance_types;
     inputs::collect_instance_types(documents, suite_types);
     auto cases = inputs::parse_cases(documents);
     if (!cases) {
@@ -76,14 +75,14 @@ int run_test(const Options& options) {
         }
         std::optional<rules::Engine> with_settings;
         if (!test_case.settings.empty()) {
-            auto built = engine_for(test_case, *engine);
+            auto built = engine_for(test_case, engine);
             if (!built) {
                 std::cerr << "mdadmit: " << built.error().message << "\n";
                 return exit_usage;
             }
             with_settings = std::move(built).value();
         }
-        const rules::Engine& case_engine = with_settings ? *with_settings : *engine;
+        const rules::Engine& case_engine = with_settings ? *with_settings : engine;
         const rules::Review review{test_case.object,
                                    test_case.old_object ? &*test_case.old_object : nullptr, &types,
                                    test_case.operation};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mdadmit/rules/arg_stream.hpp"
+#include "mdadmit/rules/decode.hpp"
 
 namespace mdadmit::rules {
 
@@ -210,6 +211,14 @@ std::optional<PodIdentity> identify_pod(const json::value& pod) {
         parse_integer(label(labels, "modeldeployment.gpustack.ai/member-index").value_or("0"))
             .value_or(0);
     return identity;
+}
+
+json::array mutate_pod(const json::value& pod, const PodIdentity& identity,
+                       const json::value& model_deployment, const RuleData& data,
+                       const InstanceTypes* instance_types, const ContainerNames& containers) {
+    const Decoded decoded = decode_model_deployment(model_deployment);
+    return pod_patch(pod, identity, plan_mutations(decoded.model, data, instance_types),
+                     containers);
 }
 
 json::array pod_patch(const json::value& pod, const PodIdentity& identity, const Plan& plan,

@@ -5,18 +5,6 @@
 
 namespace mdadmit::server {
 
-std::string_view to_string(Lookup::Status status) {
-    switch (status) {
-        case Lookup::Status::found:
-            return "found";
-        case Lookup::Status::not_found:
-            return "not_found";
-        case Lookup::Status::unreadable:
-            break;
-    }
-    return "error";
-}
-
 rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
     auto documents = inputs::read_inputs({path});
     if (!documents) {
@@ -34,13 +22,13 @@ rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
     return view;
 }
 
-Lookup FileClusterView::model_deployment(std::string_view namespace_name, std::string_view name,
-                                         std::chrono::steady_clock::time_point) const {
-    const auto it = deployments_.find(std::string(namespace_name) + "/" + std::string(name));
+boost::asio::awaitable<Lookup> FileClusterView::model_deployment(
+    std::string namespace_name, std::string name, std::chrono::steady_clock::time_point) const {
+    const auto it = deployments_.find(namespace_name + "/" + name);
     if (it == deployments_.end()) {
-        return {Lookup::Status::not_found, {}, {}};
+        co_return Lookup{Lookup::Status::not_found, {}, {}};
     }
-    return {Lookup::Status::found, it->second, {}};
+    co_return Lookup{Lookup::Status::found, it->second, {}};
 }
 
 }  // namespace mdadmit::server

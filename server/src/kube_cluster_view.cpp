@@ -1,4 +1,6 @@
 // KubeClusterView: ModelDeployments and InstanceTypes read from the Kubernetes API.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
 #include "cluster_view.hpp"
@@ -26,9 +28,28 @@ KubeClusterView::KubeClusterView(std::shared_ptr<const KubeClient> client,
                                  std::chrono::milliseconds cache_ttl)
     : client_(std::move(client)), cache_ttl_(cache_ttl) {}
 
-Lookup KubeClusterView::model_deployment(std::string_view namespace_name, std::string_view name,
-                                         std::chrono::steady_clock::time_point deadline) const {
-    const std::string key = std::string(namespace_name) + "/" + std::string(name);
+KubeClusterView::~KubeClusterView() {
+    blocking_.join();
+}
+
+boost::asio::awaitable<Lookup> KubeClusterView::model_deployment(
+    std::string namespace_name, std::string name,
+    std::chrono::steady_clock::time_point deadline) const {
+    // A coroutine function, not a capturing lambda: its parameters live in its own frame.
+    co_return co_await boost::asio::co_spawn(
+        blocking_, read_on_pool(std::move(namespace_name), std::move(name), deadline),
+        boost::asio::use_awaitable);
+}
+
+boost::asio::awaitable<Lookup> KubeClusterView::read_on_pool(
+    std::string namespace_name, std::string name,
+    std::chrono::steady_clock::time_point deadline) const {
+    co_return read(namespace_name, name, deadline);
+}
+
+Lookup KubeClusterView::read(const std::string& namespace_name, const std::string& name,
+                             std::chrono::steady_clock::time_point deadline) const {
+    const std::string key = namespace_name + "/" + name;
     const auto now = std::chrono::steady_clock::now();
     {
         const std::lock_guard lock(mutex_);
@@ -37,10 +58,9 @@ Lookup KubeClusterView::model_deployment(std::string_view namespace_name, std::s
             return it->second.lookup;
         }
     }
-    const auto response =
-        client_->get("/apis/worker.gpustack.ai/v1/namespaces/" + std::string(namespace_name) +
-                         "/modeldeployments/" + std::string(name),
-                     deadline);
+    const auto response = client_->get(
+        "/apis/worker.gpustack.ai/v1/namespaces/" + namespace_name + "/modeldeployments/" + name,
+        deadline);
     Lookup lookup;
     if (response.status == 200) {
         boost::system::error_code ec;

@@ -2,11 +2,9 @@
 #include <iostream>
 #include <memory>
 
-#include "admission_handler.hpp"
 #include "config.hpp"
 #include "log.hpp"
-#include "server.hpp"
-#include "startup.hpp"
+#include "webhook.hpp"
 
 namespace {
 
@@ -31,24 +29,15 @@ int main(int argc, char** argv) {
     }
     const server::Config& config = parsed.value();
     const server::Log log(config.log_level, config.log_json);
-    auto setup = server::load_judging_setup(config);
-    if (!setup) {
-        log.write(server::LogLevel::error, "cannot start", {{"error", setup.error().message}});
+    auto webhook = server::Webhook::create(config, log);
+    if (!webhook) {
+        log.write(server::LogLevel::error, "cannot start", {{"error", webhook.error().message}});
         return exit_usage;
     }
-    server::Metrics metrics;
-    server::Readiness readiness;
-    readiness.rules_loaded = true;
-    const server::AdmissionHandler admission(*setup.value().engine, setup.value().instance_types,
-                                             metrics, setup.value().mutation(config));
-    const server::Routes routes(admission, readiness, metrics,
-                                {config.max_body_bytes, std::chrono::milliseconds(10'000)});
-    server::Server webhook(config, routes, readiness, metrics, log);
-    webhook.handle_signals();
-    server::refresh_instance_types(webhook, setup.value(), config, log);
-    if (auto started = webhook.start(); !started) {
+    webhook.value()->server().handle_signals();
+    if (auto started = webhook.value()->start(); !started) {
         log.write(server::LogLevel::error, "cannot start", {{"error", started.error().message}});
         return exit_usage;
     }
-    return webhook.wait() ? 0 : 1;
+    return webhook.value()->server().wait() ? 0 : 1;
 }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
-#include "review_response.hpp"
+#include "mdadmit/admission/review.hpp"
 
 namespace mdadmit::server {
 
 namespace {
+
+using admission::status_body;
 
 HttpResponse error(int status, std::string_view reason, std::string_view message) {
     HttpResponse out;
@@ -40,9 +42,13 @@ bool known_path(std::string_view path) {
 
 }  // namespace
 
-Routes::Routes(const AdmissionHandler& admission, const Readiness& readiness, Metrics& metrics,
-               RouteOptions options)
-    : admission_(admission), readiness_(readiness), metrics_(metrics), options_(options) {}
+Routes::Routes(const admission::Admission& admission, const InstanceTypeStore& instance_types,
+               const Readiness& readiness, Metrics& metrics, RouteOptions options)
+    : admission_(admission),
+      instance_types_(instance_types),
+      readiness_(readiness),
+      metrics_(metrics),
+      options_(options) {}
 
 Clock::time_point Routes::deadline(Clock::time_point received,
                                    std::optional<std::chrono::milliseconds> timeout) const {
@@ -54,23 +60,59 @@ Clock::time_point Routes::deadline(Clock::time_point received,
     return received + budget - margin;
 }
 
-HttpResponse Routes::handle(const HttpRequest& request) const {
+RouteResult Routes::handle(const HttpRequest& request) const {
     const RequestTarget target = parse_target(request.target);
     metrics_.add_inflight(1);
-    HttpResponse response = route(request, target);
-    metrics_.add_inflight(-1);
-    const AdmissionOutcome& decision = response.admission;
-    metrics_.observe_request(
-        {known_path(target.path) ? std::string_view(target.path) : std::string_view("other"),
-         response.status, decision.operation, decision.verdict, decision.dry_run},
-        Clock::now() - request.received);
+    RouteResult result = route(request, target);
+    if (const auto* response = std::get_if<HttpResponse>(&result)) {
+        finish(target.path, *response, request.received);
+    }
+    return result;
+}
+
+HttpResponse Routes::complete(PendingResponse pending, const admission::Lookup& lookup) const {
+    const auto types = instance_types_.current();
+    HttpResponse response =
+        admission_response(admission_.complete(std::move(pending.pod), lookup, types.get()));
+    finish("/mutate", response, pending.received);
     return response;
 }
 
-HttpResponse Routes::route(const HttpRequest& request, const RequestTarget& target) const {
+// Counts what the answer says; the request has left the server.
+void Routes::finish(std::string_view path, const HttpResponse& response,
+                    Clock::time_point received) const {
+    metrics_.add_inflight(-1);
+    const admission::Outcome& decision = response.admission;
+    for (const auto& [rule, severity] : decision.counts.findings) {
+        metrics_.count_finding(rule, rules::to_string(severity));
+    }
+    if (!decision.counts.unjudged_kind.empty()) {
+        metrics_.count_unjudged_kind(decision.counts.unjudged_kind);
+    }
+    if (decision.counts.lookup) {
+        metrics_.count_lookup(admission::to_string(*decision.counts.lookup));
+    }
+    if (decision.counts.panic) {
+        metrics_.count_panic();
+    }
+    metrics_.observe_request({known_path(path) ? path : std::string_view("other"), response.status,
+                              decision.operation, decision.verdict, decision.dry_run},
+                             Clock::now() - received);
+}
+
+HttpResponse Routes::admission_response(admission::Outcome outcome) const {
+    HttpResponse out;
+    out.is_admission = true;
+    out.status = outcome.http_status;
+    out.body = std::move(outcome.body);
+    out.admission = std::move(outcome);
+    return out;
+}
+
+RouteResult Routes::route(const HttpRequest& request, const RequestTarget& target) const {
     const std::string_view path = target.path;
-    const bool admission = path == "/validate" || path == "/mutate";
-    if (admission && request.over_tls) {
+    const bool reviews = path == "/validate" || path == "/mutate";
+    if (reviews && request.over_tls) {
         if (request.method != "POST") {
             HttpResponse out = error(405, "MethodNotAllowed", "admission reviews are POSTed");
             out.allow = "POST";
@@ -83,14 +125,15 @@ HttpResponse Routes::route(const HttpRequest& request, const RequestTarget& targ
             return error(413, "RequestEntityTooLarge",
                          "request body exceeds " + std::to_string(options_.body_limit) + " bytes");
         }
-        HttpResponse out;
-        out.is_admission = true;
-        out.admission =
-            admission_.handle(path == "/validate" ? AdmissionPath::validate : AdmissionPath::mutate,
-                              request.body, deadline(request.received, target.timeout));
-        out.status = out.admission.http_status;
-        out.body = std::move(out.admission.body);
-        return out;
+        const auto types = instance_types_.current();
+        const Clock::time_point deadline = this->deadline(request.received, target.timeout);
+        auto step = admission_.admit(path == "/validate" ? admission::AdmissionPath::validate
+                                                         : admission::AdmissionPath::mutate,
+                                     request.body, types.get(), deadline);
+        if (auto* pending = std::get_if<admission::PendingPod>(&step)) {
+            return PendingResponse{std::move(*pending), deadline, request.received};
+        }
+        return admission_response(std::move(std::get<admission::Outcome>(step)));
     }
     if (path == "/healthz" || path == "/readyz" || path == "/metrics") {
         if (request.method != "GET" && request.method != "HEAD") {
@@ -106,7 +149,7 @@ HttpResponse Routes::route(const HttpRequest& request, const RequestTarget& targ
         }
         return text(200, metrics_.exposition(), "text/plain; version=0.0.4; charset=utf-8");
     }
-    if (admission) {
+    if (reviews) {
         return error(404, "NotFound", "admission is served over TLS only");
     }
     return error(404, "NotFound", "no such path: " + std::string(path.substr(0, 128)));

@@ -5,12 +5,17 @@
 #include <string>
 #include <string_view>
 
-#include "admission_handler.hpp"
+#include <variant>
+
+#include "instance_type_store.hpp"
+#include "mdadmit/admission/admission.hpp"
 #include "metrics.hpp"
 #include "readiness.hpp"
 #include "request_target.hpp"
 
 namespace mdadmit::server {
+
+using admission::Clock;
 
 // A request as the session read it; the body may be cut short when it exceeded the limit.
 struct HttpRequest {
@@ -29,9 +34,18 @@ struct HttpResponse {
     std::string body;
     std::string allow;  // the Allow header of a 405
     // The decision, for the log line; empty for requests that are not admission reviews.
-    AdmissionOutcome admission;
+    admission::Outcome admission;
     bool is_admission = false;
 };
+
+// A Pod on /mutate whose ModelDeployment must be looked up before it is answered.
+struct PendingResponse {
+    admission::PendingPod pod;
+    Clock::time_point deadline;
+    Clock::time_point received;
+};
+
+using RouteResult = std::variant<HttpResponse, PendingResponse>;
 
 struct RouteOptions {
     std::size_t body_limit = 7 * 1024 * 1024;
@@ -40,14 +54,16 @@ struct RouteOptions {
 };
 
 // Maps a request to its answer: admission on POST /validate and /mutate (TLS only),
-// GET /healthz, /readyz and /metrics on either port. Pure apart from metrics; counts every
-// answer in mdadmit_requests_total.
+// GET /healthz, /readyz and /metrics on either port. No I/O; counts every answer in the
+// metrics. A Pod on /mutate comes back pending: the caller looks its ModelDeployment up,
+// without holding its thread, and completes it.
 class Routes {
   public:
-    Routes(const AdmissionHandler& admission, const Readiness& readiness, Metrics& metrics,
-           RouteOptions options);
+    Routes(const admission::Admission& admission, const InstanceTypeStore& instance_types,
+           const Readiness& readiness, Metrics& metrics, RouteOptions options);
 
-    HttpResponse handle(const HttpRequest& request) const;
+    RouteResult handle(const HttpRequest& request) const;
+    HttpResponse complete(PendingResponse pending, const admission::Lookup& lookup) const;
     const RouteOptions& options() const { return options_; }
 
     // When to stop working on a request received at `received` with the given ?timeout=.
@@ -55,9 +71,13 @@ class Routes {
                                std::optional<std::chrono::milliseconds> timeout) const;
 
   private:
-    HttpResponse route(const HttpRequest& request, const RequestTarget& target) const;
+    RouteResult route(const HttpRequest& request, const RequestTarget& target) const;
+    HttpResponse admission_response(admission::Outcome outcome) const;
+    void finish(std::string_view path, const HttpResponse& response,
+                Clock::time_point received) const;
 
-    const AdmissionHandler& admission_;
+    const admission::Admission& admission_;
+    const InstanceTypeStore& instance_types_;
     const Readiness& readiness_;
     Metrics& metrics_;
     RouteOptions options_;

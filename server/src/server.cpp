@@ -68,9 +68,14 @@ struct Server::Worker {
     std::thread thread;
 };
 
-Server::Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
-               const Log& log)
-    : config_(config), routes_(routes), readiness_(readiness), metrics_(metrics), log_(log) {
+Server::Server(const Config& config, const Routes& routes, const ClusterView* cluster,
+               Readiness& readiness, Metrics& metrics, const Log& log)
+    : config_(config),
+      routes_(routes),
+      cluster_(cluster),
+      readiness_(readiness),
+      metrics_(metrics),
+      log_(log) {
     // OpenSSL writes TLS connections' sockets itself, without MSG_NOSIGNAL: a client that has
     // gone must be a write error, not a signal that ends the process.
     std::signal(SIGPIPE, SIG_IGN);
@@ -105,7 +110,7 @@ rules::Result<bool> Server::start() {
         auto worker = std::make_unique<Worker>();
         worker->environment.emplace(SessionEnvironment{routes_, log_, metrics_, timeouts,
                                                        worker->registry, open_connections_,
-                                                       readiness_.shutting_down, &blocking_});
+                                                       readiness_.shutting_down, cluster_});
         // The first listener may pick the port (port 0); the others share the one it got.
         auto acceptor = bind(worker->io, config_.listen,
                              tls_port_ != 0 ? tls_port_ : config_.listen.port, true);

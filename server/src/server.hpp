@@ -4,7 +4,6 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "cert_reloader.hpp"
+#include "cluster_view.hpp"
 #include "config.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
@@ -25,8 +25,9 @@ namespace mdadmit::server {
 // a control thread for signals, certificate reloads and shutdown.
 class Server {
   public:
-    Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
-           const Log& log);
+    // `cluster` (null: none) is where a Pod's ModelDeployment is read from.
+    Server(const Config& config, const Routes& routes, const ClusterView* cluster,
+           Readiness& readiness, Metrics& metrics, const Log& log);
     ~Server();
 
     // Loads the certificate, binds the listeners and starts the threads.
@@ -54,6 +55,7 @@ class Server {
 
     const Config& config_;
     const Routes& routes_;
+    const ClusterView* cluster_;
     Readiness& readiness_;
     Metrics& metrics_;
     const Log& log_;
@@ -63,7 +65,6 @@ class Server {
     CertificateStore certificates_;
     std::unique_ptr<CertReloader> reloader_;
     std::vector<std::unique_ptr<Worker>> workers_;
-    boost::asio::thread_pool blocking_{2};
     struct PeriodicTask {
         std::chrono::milliseconds interval;
         std::function<void()> task;

@@ -8,8 +8,8 @@
 #include <boost/beast/http.hpp>
 #include <optional>
 
+#include "mdadmit/admission/review.hpp"
 #include "request_target.hpp"
-#include "review_response.hpp"
 #include "tls_stream.hpp"
 
 namespace mdadmit::server {
@@ -61,7 +61,7 @@ http::response<http::string_body> to_beast(const HttpResponse& response, unsigne
     return out;
 }
 
-void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
+void log_decision(const Log& log, const admission::Outcome& decision, int status,
                   std::chrono::nanoseconds latency) {
     std::string rule_ids;
     for (const auto& id : decision.rule_ids) {
@@ -90,9 +90,21 @@ void log_decision(const Log& log, const AdmissionOutcome& decision, int status,
                {"latency_ms", latency_ms}});
 }
 
-// Handles a request on the executor it is spawned on (the blocking pool).
-asio::awaitable<HttpResponse> handle_elsewhere(const Routes& routes, const HttpRequest& request) {
-    co_return routes.handle(request);
+// Answers a request; a Pod on /mutate first waits, without holding the thread, for its
+// ModelDeployment.
+asio::awaitable<HttpResponse> answer(const SessionEnvironment& env, const HttpRequest& request) {
+    RouteResult result = env.routes.handle(request);
+    auto* pending = std::get_if<PendingResponse>(&result);
+    if (pending == nullptr) {
+        co_return std::move(std::get<HttpResponse>(result));
+    }
+    admission::Lookup lookup{
+        admission::Lookup::Status::unreadable, {}, "no source of ModelDeployments is configured"};
+    if (env.cluster != nullptr) {
+        lookup = co_await env.cluster->model_deployment(pending->pod.namespace_name,
+                                                        pending->pod.deployment, pending->deadline);
+    }
+    co_return env.routes.complete(std::move(*pending), lookup);
 }
 
 // After refusing a body mid-upload, reads and discards what the client is still sending, for
@@ -117,7 +129,7 @@ asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, i
                                       std::string_view reason, std::string_view message) {
     HttpResponse response;
     response.status = status;
-    response.body = status_body(status, reason, message);
+    response.body = admission::status_body(status, reason, message);
     auto beast_response = to_beast(response, 11, false);
     stream.expires_after(env.timeouts.write);
     auto [ec, bytes] = co_await http::async_write(stream, beast_response, use_tuple);
@@ -197,16 +209,8 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                                  over_limit,
                                  over_tls,
                                  started};
-        const bool may_wait = env.blocking != nullptr && target.path == "/mutate";
-        // Not a conditional expression: GCC 12 destroys temporaries of a co_await inside one twice.
         HttpResponse response;
-        if (may_wait) {
-            response = co_await asio::co_spawn(env.blocking->get_executor(),
-                                               handle_elsewhere(env.routes, http_request),
-                                               asio::use_awaitable);
-        } else {
-            response = env.routes.handle(http_request);
-        }
+        response = co_await answer(env, http_request);
         // After a cut-short body the stream cannot be read further. Once shutting down,
         // every answer tells the client to reconnect, so that few idle connections are left
         // to close when the listener stops.

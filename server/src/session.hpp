@@ -4,13 +4,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <chrono>
 #include <functional>
 #include <list>
 #include <memory>
 
+#include "cluster_view.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
 #include "routes.hpp"
@@ -60,9 +60,8 @@ struct SessionEnvironment {
     std::atomic<std::size_t>& open_connections;
     // Set when shutdown begins: answers carry Connection: close from then on.
     const std::atomic<bool>& closing;
-    // Where requests that may wait on the Kubernetes API (/mutate) are handled, so they never
-    // hold an I/O thread; null: handled in place.
-    boost::asio::thread_pool* blocking = nullptr;
+    // Where a Pod's ModelDeployment is read from; null: nowhere (Pods admitted unchanged).
+    const ClusterView* cluster = nullptr;
 };
 
 // Serves one accepted connection until the client leaves, a deadline passes, or the server

@@ -8,11 +8,9 @@
 
 #include <filesystem>
 
+#include "mdadmit/admission/review.hpp"
 #include "mdadmit/inputs/test_case.hpp"
-#include "mdadmit/rules/decode.hpp"
-#include "mdadmit/rules/plan.hpp"
 #include "mdadmit/rules/pod_patch.hpp"
-#include "review_response.hpp"
 #include "server_fixture.hpp"
 
 namespace mdadmit::test {
@@ -124,7 +122,7 @@ Seen from_harness(const rules::Evaluation& evaluation) {
         seen.causes.push_back((finding->path.empty() ? "(object)" : finding->path) + ": " +
                               finding->message + " [" + finding->rule + "]");
     }
-    seen.warnings = server::warning_lines(evaluation);
+    seen.warnings = admission::warning_lines(evaluation);
     return seen;
 }
 
@@ -222,14 +220,12 @@ TEST(HarnessAndServer, SendTheSamePatchForEveryMutationCase) {
                            {"object", *test_case.pod}}}});
         const auto response = client.request("POST", "/mutate?timeout=2s", review);
         ASSERT_EQ(response.status, 200) << test_case.label();
-        const auto plan = rules::plan_mutations(
-            rules::decode_model_deployment(test_case.object).model, data, &types);
-        const auto patch =
-            rules::pod_patch(*test_case.pod, *rules::identify_pod(*test_case.pod), plan);
-        const server::ReviewEnvelope envelope{"admission.k8s.io/v1", "pod"};
+        const auto patch = rules::mutate_pod(*test_case.pod, *rules::identify_pod(*test_case.pod),
+                                             test_case.object, data, &types);
+        const admission::ReviewEnvelope envelope{"admission.k8s.io/v1", "pod"};
         EXPECT_EQ(response.body, patch.empty()
-                                     ? server::allowed_review(envelope)
-                                     : server::patch_review(envelope, json::serialize(patch)))
+                                     ? admission::allowed_review(envelope)
+                                     : admission::patch_review(envelope, json::serialize(patch)))
             << test_case.label();
     }
 }

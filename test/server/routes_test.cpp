@@ -5,8 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "mdadmit/admission/review.hpp"
 #include "request_target.hpp"
-#include "review_response.hpp"
 
 namespace mdadmit::test {
 namespace {
@@ -21,15 +21,19 @@ class RoutesTest : public testing::Test {
                               std::string_view body = "{}",
                               std::string_view content_type = "application/json",
                               bool over_tls = true, bool over_limit = false) {
-        return routes.handle(
+        auto result = routes.handle(
             HttpRequest{method, target, content_type, body, over_limit, over_tls, Clock::now()});
+        EXPECT_TRUE(std::holds_alternative<server::HttpResponse>(result));
+        return std::get<server::HttpResponse>(std::move(result));
     }
 
     rules::Engine engine = rules::Engine::with_embedded_data();
     server::Metrics metrics;
     server::Readiness readiness;
-    server::AdmissionHandler admission{engine, nullptr, metrics};
-    server::Routes routes{admission, readiness, metrics, {1024, std::chrono::milliseconds(10'000)}};
+    server::InstanceTypeStore instance_types;
+    admission::Admission admission{engine};
+    server::Routes routes{
+        admission, instance_types, readiness, metrics, {1024, std::chrono::milliseconds(10'000)}};
 };
 
 const char* minimal_review =
@@ -131,7 +135,7 @@ TEST(Warnings, ControlCharactersDuplicatesAndLength) {
     evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
     evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
     evaluation.findings.push_back({"long", rules::Severity::warn, "", std::string(400, 'x'), ""});
-    const auto lines = server::warning_lines(evaluation);
+    const auto lines = admission::warning_lines(evaluation);
     ASSERT_EQ(lines.size(), 2u);
     EXPECT_EQ(lines[0], "r: spec: line break and tab");
     EXPECT_EQ(lines[1].size(), 256u);
@@ -161,7 +165,7 @@ TEST(Warnings, TheRulesWarningsFitALine) {
     };
     std::size_t judged = 0;
     for (const auto& value : warned) {
-        for (const auto& line : server::warning_lines(engine.evaluate({value}))) {
+        for (const auto& line : admission::warning_lines(engine.evaluate({value}))) {
             EXPECT_LT(line.size(), 120u) << line;
             ++judged;
         }

@@ -50,27 +50,19 @@ ServerFixture::ServerFixture(const std::function<void(server::Config&)>& adjust)
     if (adjust) {
         adjust(config_);
     }
-    auto judging = server::load_judging_setup(config_);
-    if (!judging) {
-        throw std::runtime_error(judging.error().message);
+    auto webhook = server::Webhook::create(config_, log_);
+    if (!webhook) {
+        throw std::runtime_error(webhook.error().message);
     }
-    judging_ = std::move(judging).value();
-    readiness_.rules_loaded = true;
-    admission_ = std::make_unique<server::AdmissionHandler>(
-        *judging_.engine, judging_.instance_types, metrics_, judging_.mutation(config_));
-    routes_ = std::make_unique<server::Routes>(
-        *admission_, readiness_, metrics_,
-        server::RouteOptions{config_.max_body_bytes, std::chrono::seconds(10)});
-    server_ = std::make_unique<server::Server>(config_, *routes_, readiness_, metrics_, log_);
-    server::refresh_instance_types(*server_, judging_, config_, log_);
-    auto started = server_->start();
+    webhook_ = std::move(webhook).value();
+    auto started = webhook_->start();
     if (!started) {
         throw std::runtime_error(started.error().message);
     }
 }
 
 ServerFixture::~ServerFixture() {
-    server_.reset();
+    webhook_.reset();
     std::error_code ignored;
     fs::remove_all(directory_, ignored);
 }
@@ -93,7 +85,7 @@ void ServerFixture::swap_certificate(const PemPair& pair) {
 bool ServerFixture::wait_for_metric(const std::string& line, std::chrono::milliseconds timeout) {
     const auto give_up = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < give_up) {
-        if (metrics_.exposition().find(line) != std::string::npos) {
+        if (webhook_->metrics().exposition().find(line) != std::string::npos) {
             return true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -5,16 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "admission_handler.hpp"
 #include "config.hpp"
 #include "https_client.hpp"
 #include "log.hpp"
-#include "metrics.hpp"
-#include "readiness.hpp"
-#include "routes.hpp"
-#include "server.hpp"
-#include "startup.hpp"
 #include "test_certificates.hpp"
+#include "webhook.hpp"
 
 namespace mdadmit::test {
 
@@ -25,10 +20,10 @@ class ServerFixture {
     explicit ServerFixture(const std::function<void(server::Config&)>& adjust = {});
     ~ServerFixture();
 
-    unsigned short port() const { return server_->tls_port(); }
-    unsigned short health_port() const { return *server_->health_port(); }
-    server::Server& server() { return *server_; }
-    server::Metrics& metrics() { return metrics_; }
+    unsigned short port() const { return webhook_->server().tls_port(); }
+    unsigned short health_port() const { return *webhook_->server().health_port(); }
+    server::Server& server() { return webhook_->server(); }
+    server::Metrics& metrics() { return webhook_->metrics(); }
     ClientOptions client_options() const;
     const TestCa& ca() const { return ca_; }
     const std::filesystem::path& directory() const { return directory_; }
@@ -45,13 +40,8 @@ class ServerFixture {
     TestCa ca_;
     int version_ = 0;
     server::Config config_;
-    server::JudgingSetup judging_;
-    server::Metrics metrics_;
-    server::Readiness readiness_;
     server::Log log_{"warn", false};
-    std::unique_ptr<server::AdmissionHandler> admission_;
-    std::unique_ptr<server::Routes> routes_;
-    std::unique_ptr<server::Server> server_;
+    std::unique_ptr<server::Webhook> webhook_;
 };
 
 // A review of `object_json` for /validate.

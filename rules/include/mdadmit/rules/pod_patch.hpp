@@ -37,6 +37,14 @@ struct ContainerNames {
 boost::json::array pod_patch(const boost::json::value& pod, const PodIdentity& identity,
                              const Plan& plan, const ContainerNames& containers = {});
 
+// What the mutating webhook answers for a Pod of a ModelDeployment (its object as the cluster
+// stores it): the plan of that object, as a patch of the Pod. The one composition of decode,
+// plan and patch, shared by the server and the harness.
+boost::json::array mutate_pod(const boost::json::value& pod, const PodIdentity& identity,
+                              const boost::json::value& model_deployment, const RuleData& data,
+                              const InstanceTypes* instance_types,
+                              const ContainerNames& containers = {});
+
 // A JSON Pointer reference token: "~" as "~0", "/" as "~1".
 std::string escape_pointer_token(std::string_view token);
 

@@ -1,9 +1,9 @@
-#include "review_response.hpp"
+#include "mdadmit/admission/review.hpp"
 
 #include <algorithm>
 #include <boost/json.hpp>
 
-namespace mdadmit::server {
+namespace mdadmit::admission {
 
 namespace {
 
@@ -145,4 +145,4 @@ std::string status_body(int code, std::string_view reason, std::string_view mess
                                         {"message", without_control_characters(message)}});
 }
 
-}  // namespace mdadmit::server
+}  // namespace mdadmit::admission

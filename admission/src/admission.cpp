@@ -1,13 +1,11 @@
-#include "admission_handler.hpp"
+#include "mdadmit/admission/admission.hpp"
 
 #include <boost/json.hpp>
 
 #include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/limits.hpp"
-#include "mdadmit/rules/plan.hpp"
-#include "review_response.hpp"
 
-namespace mdadmit::server {
+namespace mdadmit::admission {
 
 namespace {
 
@@ -43,8 +41,8 @@ rules::Operation operation_of(std::string_view text) {
     return rules::Operation::create;
 }
 
-AdmissionOutcome http_error(int status, std::string_view reason, std::string message) {
-    AdmissionOutcome out;
+Outcome http_error(int status, std::string_view reason, std::string message) {
+    Outcome out;
     out.http_status = status;
     out.body = status_body(status, reason, message);
     return out;
@@ -52,22 +50,28 @@ AdmissionOutcome http_error(int status, std::string_view reason, std::string mes
 
 }  // namespace
 
-AdmissionHandler::AdmissionHandler(Judge judge,
-                                   std::shared_ptr<const InstanceTypeStore> instance_types,
-                                   Metrics& metrics, MutationSetup mutation)
-    : judge_(std::move(judge)),
-      instance_types_(std::move(instance_types)),
-      metrics_(metrics),
-      mutation_(std::move(mutation)) {}
+std::string_view to_string(Lookup::Status status) {
+    switch (status) {
+        case Lookup::Status::found:
+            return "found";
+        case Lookup::Status::not_found:
+            return "not_found";
+        case Lookup::Status::unreadable:
+            break;
+    }
+    return "error";
+}
 
-AdmissionHandler::AdmissionHandler(const rules::Engine& engine,
-                                   std::shared_ptr<const InstanceTypeStore> instance_types,
-                                   Metrics& metrics, MutationSetup mutation)
-    : AdmissionHandler([&engine](const rules::Review& review) { return engine.evaluate(review); },
-                       std::move(instance_types), metrics, std::move(mutation)) {}
+Admission::Admission(const rules::Engine& engine, MutationOptions mutation)
+    : Admission([&engine](const rules::Review& review) { return engine.evaluate(review); },
+                engine.data(), std::move(mutation)) {}
 
-AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view body,
-                                          Clock::time_point deadline) const {
+Admission::Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation)
+    : judge_(std::move(judge)), data_(data), mutation_(std::move(mutation)) {}
+
+std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::string_view body,
+                                                   const rules::InstanceTypes* instance_types,
+                                                   Clock::time_point deadline) const {
     // One request's JSON lives in a per-thread arena: no allocator calls while parsing.
     thread_local std::array<unsigned char, 64 * 1024> arena;
     json::monotonic_resource resource(arena.data(), arena.size());
@@ -89,7 +93,7 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
     if (request == nullptr) {
         return http_error(400, "BadRequest", "the AdmissionReview has no request");
     }
-    AdmissionOutcome out;
+    Outcome out;
     out.uid = text_at(request, "uid");
     if (out.uid.empty()) {
         return http_error(400, "BadRequest", "request.uid is missing");
@@ -111,20 +115,32 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
 
     const rules::Operation operation = operation_of(out.operation);
     if (path == AdmissionPath::mutate) {
-        if (text_at(kind, "group").empty() && out.kind == "Pod" &&
-            operation == rules::Operation::create) {
-            mutate_pod(envelope, *request, deadline, out);
-        } else {
-            out.verdict = "allowed";
+        static const json::value absent;
+        const json::value* pod = request->if_contains("object");
+        const auto identity = text_at(kind, "group").empty() && out.kind == "Pod" &&
+                                      operation == rules::Operation::create
+                                  ? rules::identify_pod(pod != nullptr ? *pod : absent)
+                                  : std::nullopt;
+        out.verdict = "allowed";
+        if (!identity) {
+            // Other kinds and operations, and Pods of no ModelDeployment (which the
+            // objectSelector should not have sent) are admitted as they are.
             out.body = allowed_review(envelope);
+            return out;
         }
-        return out;
+        // The Pod outlives this request's arena while its ModelDeployment is looked up.
+        return PendingPod{out.namespace_name,
+                          identity->deployment,
+                          json::value(*pod, json::storage_ptr()),
+                          *identity,
+                          envelope,
+                          std::move(out)};
     }
     const bool judged = text_at(kind, "group") == judged_group && out.kind == judged_kind;
     if (!judged || operation == rules::Operation::remove ||
         operation == rules::Operation::connect) {
         if (!judged) {
-            metrics_.count_unjudged_kind(text_at(kind, "group") + "/" + out.kind);
+            out.counts.unjudged_kind = text_at(kind, "group") + "/" + out.kind;
         }
         out.verdict = "allowed";
         out.body = allowed_review(envelope);
@@ -136,23 +152,22 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
                                  "the request's deadline passed before it was judged");
         return out;
     }
-    const auto types = instance_types_ != nullptr ? instance_types_->current() : nullptr;
     try {
         static const json::value absent;
         const json::value* old_object = request->if_contains("oldObject");
         const rules::Evaluation evaluation =
             judge_({object != nullptr ? *object : absent,
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
-                    types.get(), operation});
+                    instance_types, operation});
         for (const auto& finding : evaluation.findings) {
             out.rule_ids.push_back(finding.rule);
-            metrics_.count_finding(finding.rule, rules::to_string(finding.severity));
+            out.counts.findings.emplace_back(finding.rule, finding.severity);
         }
         out.verdict = evaluation.allowed() ? "allowed" : "denied";
         out.body =
             verdict_review(envelope, {out.name, std::string(judged_group), out.kind}, evaluation);
     } catch (const std::exception& e) {
-        metrics_.count_panic();
+        out.counts.panic = true;
         out.verdict = "error";
         out.body = failed_review(envelope, 500, "InternalError",
                                  std::string("internal error while judging: ") + e.what());
@@ -160,44 +175,30 @@ AdmissionOutcome AdmissionHandler::handle(AdmissionPath path, std::string_view b
     return out;
 }
 
-void AdmissionHandler::mutate_pod(const ReviewEnvelope& envelope, const json::object& request,
-                                  Clock::time_point deadline, AdmissionOutcome& out) const {
-    static const json::value absent;
-    const json::value* pod = request.if_contains("object");
-    const auto identity = rules::identify_pod(pod != nullptr ? *pod : absent);
-    out.verdict = "allowed";
-    if (!identity) {
-        // Not a ModelDeployment Pod: the objectSelector should not have sent it.
-        out.body = allowed_review(envelope);
-        return;
-    }
-    const std::string key = out.namespace_name + "/" + identity->deployment;
-    Lookup lookup{Lookup::Status::unreadable, {}, "no source of ModelDeployments is configured"};
-    if (mutation_.cluster != nullptr && mutation_.data != nullptr) {
-        lookup =
-            mutation_.cluster->model_deployment(out.namespace_name, identity->deployment, deadline);
-    }
-    metrics_.count_lookup(to_string(lookup.status));
+Outcome Admission::complete(PendingPod pending, const Lookup& lookup,
+                            const rules::InstanceTypes* instance_types) const {
+    Outcome out = std::move(pending.outcome);
+    out.counts.lookup = lookup.status;
     if (lookup.status != Lookup::Status::found) {
+        const std::string key = pending.namespace_name + "/" + pending.deployment;
         const std::string problem =
             lookup.status == Lookup::Status::not_found
                 ? "ModelDeployment " + key + " not found"
                 : "ModelDeployment " + key + " could not be read (" + lookup.error + ")";
         if (mutation_.deny_when_unreadable) {
             out.verdict = "error";
-            out.body = failed_review(envelope, 503, "ServiceUnavailable", problem);
+            out.body = failed_review(pending.envelope, 503, "ServiceUnavailable", problem);
         } else {
-            out.body =
-                allowed_review(envelope, {"mdadmit: " + problem + "; Pod admitted unchanged"});
+            out.body = allowed_review(pending.envelope,
+                                      {"mdadmit: " + problem + "; Pod admitted unchanged"});
         }
-        return;
+        return out;
     }
-    const auto types = instance_types_ != nullptr ? instance_types_->current() : nullptr;
-    const rules::Decoded decoded = rules::decode_model_deployment(lookup.object);
-    const rules::Plan plan = rules::plan_mutations(decoded.model, *mutation_.data, types.get());
-    const json::array patch = rules::pod_patch(*pod, *identity, plan, mutation_.containers);
-    out.body =
-        patch.empty() ? allowed_review(envelope) : patch_review(envelope, json::serialize(patch));
+    const json::array patch = rules::mutate_pod(pending.pod, pending.identity, lookup.object, data_,
+                                                instance_types, mutation_.containers);
+    out.body = patch.empty() ? allowed_review(pending.envelope)
+                             : patch_review(pending.envelope, json::serialize(patch));
+    return out;
 }
 
-}  // namespace mdadmit::server
+}  // namespace mdadmit::admission

@@ -6,7 +6,7 @@
 
 #include "mdadmit/rules/finding.hpp"
 
-namespace mdadmit::server {
+namespace mdadmit::admission {
 
 // What the response echoes from the request.
 struct ReviewEnvelope {
@@ -45,4 +45,4 @@ std::vector<std::string> warning_lines(const rules::Evaluation& evaluation);
 // A Kubernetes Status body for an HTTP-level error (400, 404, 405, 413, 415).
 std::string status_body(int code, std::string_view reason, std::string_view message);
 
-}  // namespace mdadmit::server
+}  // namespace mdadmit::admission

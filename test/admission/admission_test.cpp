@@ -1,19 +1,18 @@
-// The AdmissionReview contract with kube-apiserver, without sockets.
-#include "admission_handler.hpp"
+// The AdmissionReview contract with kube-apiserver: reviews in, answers out, no sockets.
+#include "mdadmit/admission/admission.hpp"
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <boost/json.hpp>
-#include <fstream>
 
 namespace mdadmit::test {
 namespace {
 
 namespace json = boost::json;
-using server::AdmissionPath;
-using server::Clock;
+using admission::AdmissionPath;
+using admission::Clock;
+using admission::Lookup;
+using admission::Outcome;
 
 const json::value denied_object =
     json::parse(R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
@@ -44,25 +43,27 @@ std::string review(const json::value& object, std::string_view api_version = "ad
                       {"object", object}}}});
 }
 
-class AdmissionHandlerTest : public testing::Test {
+// A review answered in one step (everything but a Pod on /mutate).
+Outcome answered(const admission::Admission& admission, AdmissionPath path, const std::string& body,
+                 Clock::time_point deadline) {
+    auto step = admission.admit(path, body, nullptr, deadline);
+    EXPECT_TRUE(std::holds_alternative<Outcome>(step));
+    return std::get<Outcome>(std::move(step));
+}
+
+class AdmissionTest : public testing::Test {
   protected:
-    server::AdmissionOutcome handle(const std::string& body,
-                                    AdmissionPath path = AdmissionPath::validate,
-                                    Clock::time_point deadline = Clock::now() +
-                                                                 std::chrono::seconds(10)) {
-        return handler.handle(path, body, deadline);
+    Outcome handle(const std::string& body, AdmissionPath path = AdmissionPath::validate,
+                   Clock::time_point deadline = Clock::now() + std::chrono::seconds(10)) {
+        return answered(admission, path, body, deadline);
     }
-    static json::value response_of(const server::AdmissionOutcome& outcome) {
-        return json::parse(outcome.body);
-    }
+    static json::value response_of(const Outcome& outcome) { return json::parse(outcome.body); }
 
     rules::Engine engine = rules::Engine::with_embedded_data();
-    server::Metrics metrics;
-    server::AdmissionHandler handler{engine, std::make_shared<server::InstanceTypeStore>(),
-                                     metrics};
+    admission::Admission admission{engine};
 };
 
-TEST_F(AdmissionHandlerTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
+TEST_F(AdmissionTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
     const auto outcome = handle(review(denied_object));
     EXPECT_EQ(outcome.http_status, 200);
     EXPECT_EQ(outcome.verdict, "denied");
@@ -95,9 +96,13 @@ TEST_F(AdmissionHandlerTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
               (std::vector<std::string>{"router-policy-value", "router-flag-owned"}));
     EXPECT_EQ(outcome.user, "alice");
     EXPECT_EQ(outcome.name, "mm");
+    // What the server counts: every finding with its severity.
+    ASSERT_EQ(outcome.counts.findings.size(), 2u);
+    EXPECT_EQ(outcome.counts.findings[0], (std::pair<std::string, rules::Severity>{
+                                              "router-policy-value", rules::Severity::deny}));
 }
 
-TEST_F(AdmissionHandlerTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed) {
+TEST_F(AdmissionTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed) {
     const auto outcome = handle(review(warned_object, "admission.k8s.io/v1beta1"));
     const json::value body = response_of(outcome);
     EXPECT_EQ(body.at("apiVersion"), "admission.k8s.io/v1beta1");
@@ -109,14 +114,14 @@ TEST_F(AdmissionHandlerTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed
                     R"(spreads ranks unevenly; use vllm-router"])"));
 }
 
-TEST_F(AdmissionHandlerTest, DryRunGetsTheSameVerdict) {
+TEST_F(AdmissionTest, DryRunGetsTheSameVerdict) {
     const auto outcome =
         handle(review(denied_object, "admission.k8s.io/v1", "CREATE", "ModelDeployment", true));
     EXPECT_TRUE(outcome.dry_run);
     EXPECT_EQ(response_of(outcome).at("response").at("allowed"), false);
 }
 
-TEST_F(AdmissionHandlerTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
+TEST_F(AdmissionTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
     for (const char* operation : {"DELETE", "CONNECT"}) {
         EXPECT_EQ(response_of(handle(review(denied_object, "admission.k8s.io/v1", operation)))
                       .at("response")
@@ -126,11 +131,10 @@ TEST_F(AdmissionHandlerTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
     }
     const auto pod = handle(review(denied_object, "admission.k8s.io/v1", "CREATE", "Pod"));
     EXPECT_EQ(response_of(pod).at("response").at("allowed"), true);
-    EXPECT_NE(metrics.exposition().find("mdadmit_unjudged_kind_total{kind=\"/Pod\"} 1"),
-              std::string::npos);
+    EXPECT_EQ(pod.counts.unjudged_kind, "/Pod");
 }
 
-TEST_F(AdmissionHandlerTest, MutateAllowsOtherKindsWithoutAPatch) {
+TEST_F(AdmissionTest, MutateAllowsOtherKindsWithoutAPatch) {
     const auto outcome = handle(review(denied_object), AdmissionPath::mutate);
     const json::value response = response_of(outcome).at("response");
     EXPECT_EQ(response.at("allowed"), true);
@@ -177,38 +181,40 @@ std::string decoded_patch(const json::value& response) {
     return out;
 }
 
+const json::value chat = json::parse(R"({"kind": "ModelDeployment",
+    "metadata": {"name": "chat", "namespace": "ns"},
+    "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang"}, "router": {"name": "sglang-gateway"},
+             "roles": [{"name": "enc", "kind": "Encode"}, {"name": "prefill", "kind": "Prefill", "size": 2},
+                       {"name": "decode", "kind": "Decode"}]}})");
+
+// A Pod on /mutate: admitted in two steps, with `lookup` answering for its ModelDeployment.
 class MutationTest : public testing::Test {
   protected:
-    void SetUp() override {
-        const std::string path =
-            testing::TempDir() + "/cluster-" + std::to_string(::getpid()) + ".yaml";
-        std::ofstream(path) << R"(kind: ModelDeployment
-metadata: {name: chat, namespace: ns}
-spec:
-  model: {name: m}
-  engine: {name: SGLang}
-  router: {name: sglang-gateway}
-  roles:
-  - {name: enc, kind: Encode}
-  - {name: prefill, kind: Prefill, size: 2}
-  - {name: decode, kind: Decode}
-)";
-        cluster =
-            std::make_unique<server::FileClusterView>(server::FileClusterView::load(path).value());
-    }
-    server::AdmissionOutcome mutate(const std::string& body, bool deny_when_unreadable = false) {
-        const server::AdmissionHandler handler(
-            engine, nullptr, metrics, {cluster.get(), &engine.data(), {}, deny_when_unreadable});
-        return handler.handle(AdmissionPath::mutate, body, Clock::now() + std::chrono::seconds(10));
+    Outcome mutate(const std::string& body, bool deny_when_unreadable = false) {
+        const admission::Admission admission(engine, {{}, deny_when_unreadable});
+        auto step = admission.admit(AdmissionPath::mutate, body, nullptr,
+                                    Clock::now() + std::chrono::seconds(10));
+        auto* pending = std::get_if<admission::PendingPod>(&step);
+        if (pending == nullptr) {
+            ADD_FAILURE() << "a Pod on /mutate waits for its ModelDeployment";
+            return std::get<Outcome>(std::move(step));
+        }
+        asked.push_back(pending->namespace_name + "/" + pending->deployment);
+        const Lookup lookup = pending->deployment == "chat"
+                                  ? Lookup{Lookup::Status::found, chat, {}}
+                                  : Lookup{Lookup::Status::not_found, {}, {}};
+        return admission.complete(std::move(*pending), lookup, nullptr);
     }
 
     rules::Engine engine = rules::Engine::with_embedded_data();
-    server::Metrics metrics;
-    std::unique_ptr<server::FileClusterView> cluster;
+    std::vector<std::string> asked;
 };
 
 TEST_F(MutationTest, AnEnginePodGetsItsLabelAndFlagsAsABase64JsonPatch) {
-    const json::value response = json::parse(mutate(pod_review("prefill", 0)).body).at("response");
+    const Outcome outcome = mutate(pod_review("prefill", 0));
+    const json::value response = json::parse(outcome.body).at("response");
+    EXPECT_EQ(asked, std::vector<std::string>{"ns/chat"});
+    EXPECT_EQ(outcome.counts.lookup, Lookup::Status::found);
     EXPECT_EQ(response.at("uid"), "pod-1");
     EXPECT_EQ(response.at("allowed"), true);
     EXPECT_EQ(response.at("patchType"), "JSONPatch");
@@ -216,8 +222,22 @@ TEST_F(MutationTest, AnEnginePodGetsItsLabelAndFlagsAsABase64JsonPatch) {
         {"op": "add", "path": "/metadata/labels/modeldeployment.gpustack.ai~1router-candidate", "value": "true"},
         {"op": "add", "path": "/spec/containers/0/args/-", "value": "--encoder-urls"},
         {"op": "add", "path": "/spec/containers/0/args/-", "value": "http://chat-enc.ns.svc:8000"}])"));
-    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"found\"} 1"),
-              std::string::npos);
+}
+
+TEST_F(MutationTest, APendingPodOutlivesTheReviewsAdmittedWhileItWaits) {
+    const admission::Admission admission(engine);
+    auto step = admission.admit(AdmissionPath::mutate, pod_review("prefill", 0), nullptr,
+                                Clock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(std::holds_alternative<admission::PendingPod>(step));
+    // Other reviews are admitted on the same thread while the lookup is in flight.
+    for (int i = 0; i < 3; ++i) {
+        answered(admission, AdmissionPath::validate, review(denied_object),
+                 Clock::now() + std::chrono::seconds(10));
+    }
+    const Outcome outcome = admission.complete(std::get<admission::PendingPod>(std::move(step)),
+                                               {Lookup::Status::found, chat, {}}, nullptr);
+    EXPECT_EQ(
+        json::parse(decoded_patch(json::parse(outcome.body).at("response"))).as_array().size(), 3u);
 }
 
 TEST_F(MutationTest, NothingToChangeMeansNoPatch) {
@@ -230,7 +250,9 @@ TEST_F(MutationTest, NothingToChangeMeansNoPatch) {
 TEST_F(MutationTest, AnUnreadableModelDeploymentFollowsTheFailureMode) {
     std::string other = pod_review("prefill", 0);
     other.replace(other.find("\"chat\""), 6, "\"gone\"");
-    const json::value admitted = json::parse(mutate(other).body).at("response");
+    const Outcome unchanged = mutate(other);
+    EXPECT_EQ(unchanged.counts.lookup, Lookup::Status::not_found);
+    const json::value admitted = json::parse(unchanged.body).at("response");
     EXPECT_EQ(admitted.at("allowed"), true);
     EXPECT_EQ(
         admitted.at("warnings"),
@@ -238,11 +260,9 @@ TEST_F(MutationTest, AnUnreadableModelDeploymentFollowsTheFailureMode) {
     const json::value denied = json::parse(mutate(other, true).body).at("response");
     EXPECT_EQ(denied.at("allowed"), false);
     EXPECT_EQ(denied.at("status").at("code"), 503);
-    EXPECT_NE(metrics.exposition().find("mdadmit_cluster_lookups_total{result=\"not_found\"} 2"),
-              std::string::npos);
 }
 
-TEST_F(AdmissionHandlerTest, MalformedReviewsAreHttp400WithAStatusBody) {
+TEST_F(AdmissionTest, MalformedReviewsAreHttp400WithAStatusBody) {
     const std::vector<std::pair<std::string, std::string>> cases{
         {"{not json", "request body is not valid JSON: syntax error"},
         {"[]", "expected an AdmissionReview of admission.k8s.io/v1 or v1beta1"},
@@ -263,7 +283,7 @@ TEST_F(AdmissionHandlerTest, MalformedReviewsAreHttp400WithAStatusBody) {
     }
 }
 
-TEST_F(AdmissionHandlerTest, APassedDeadlineIsAnsweredWithoutJudging) {
+TEST_F(AdmissionTest, APassedDeadlineIsAnsweredWithoutJudging) {
     const auto outcome = handle(review(denied_object), AdmissionPath::validate,
                                 Clock::now() - std::chrono::seconds(1));
     const json::value response = response_of(outcome).at("response");
@@ -272,13 +292,12 @@ TEST_F(AdmissionHandlerTest, APassedDeadlineIsAnsweredWithoutJudging) {
     EXPECT_TRUE(outcome.rule_ids.empty());
 }
 
-TEST(AdmissionHandlerPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounted) {
-    server::Metrics metrics;
-    const server::AdmissionHandler handler(
-        [](const rules::Review&) -> rules::Evaluation { throw std::runtime_error("boom"); },
-        nullptr, metrics);
-    const auto outcome = handler.handle(AdmissionPath::validate, review(denied_object),
-                                        Clock::now() + std::chrono::seconds(5));
+TEST(AdmissionPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounted) {
+    const rules::RuleData data = rules::embedded_rule_data();
+    const admission::Admission admission(
+        [](const rules::Review&) -> rules::Evaluation { throw std::runtime_error("boom"); }, data);
+    const auto outcome = answered(admission, AdmissionPath::validate, review(denied_object),
+                                  Clock::now() + std::chrono::seconds(5));
     EXPECT_EQ(outcome.http_status, 200);
     EXPECT_EQ(outcome.verdict, "error");
     const json::value response = json::parse(outcome.body).at("response");
@@ -286,7 +305,7 @@ TEST(AdmissionHandlerPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounte
     EXPECT_EQ(response.at("allowed"), false);
     EXPECT_EQ(response.at("status").at("code"), 500);
     EXPECT_EQ(response.at("status").at("message"), "internal error while judging: boom");
-    EXPECT_NE(metrics.exposition().find("mdadmit_panics_total 1\n"), std::string::npos);
+    EXPECT_TRUE(outcome.counts.panic);
 }
 
 }  // namespace

@@ -1,40 +1,39 @@
-#include "startup.hpp"
+#include "webhook.hpp"
 
 #include <cstdlib>
 
 #include "log.hpp"
-#include "mdadmit/inputs/documents.hpp"
 #include "server.hpp"
 
 namespace mdadmit::server {
 
-rules::Result<JudgingSetup> load_judging_setup(const Config& config) {
-    rules::RuleData data = rules::embedded_rule_data();
-    if (!config.rules_data_file.empty()) {
-        auto loaded = rules::load_rule_data_file(config.rules_data_file);
-        if (!loaded) {
-            return loaded.error();
-        }
-        data = std::move(loaded).value();
-    }
-    rules::EngineOptions options;
+inputs::JudgingOptions judging_options(const Config& config) {
+    inputs::JudgingOptions options;
+    options.rules_data_file = config.rules_data_file;
     options.structure_check = config.full_schema_check ? rules::StructureCheck::full
                                                        : rules::StructureCheck::decoder_only;
-    options.encode_platform_unknown_severity = config.encode_platform_unknown;
-    auto engine = rules::Engine::create(std::move(data), options);
-    if (!engine) {
-        return engine.error();
-    }
-    rules::InstanceTypes types;
+    options.encode_platform_unknown = config.encode_platform_unknown;
     if (!config.instance_types_file.empty()) {
-        auto documents = inputs::read_documents(config.instance_types_file);
-        if (!documents) {
-            return documents.error();
-        }
-        inputs::collect_instance_types(documents.value(), types);
+        options.instance_type_files.push_back(config.instance_types_file);
     }
-    JudgingSetup setup{std::make_unique<rules::Engine>(std::move(engine).value()),
-                       std::make_shared<InstanceTypeStore>(std::move(types)), nullptr, nullptr};
+    return options;
+}
+
+admission::MutationOptions mutation_options(const Config& config) {
+    return {rules::ContainerNames{config.router_container, config.engine_container,
+                                  config.sidecar_container},
+            config.deny_unreadable_mutations};
+}
+
+rules::Result<WebhookSetup> load_webhook_setup(const Config& config) {
+    auto judging = inputs::load_judging(judging_options(config));
+    if (!judging) {
+        return judging.error();
+    }
+    WebhookSetup setup{
+        std::make_unique<rules::Engine>(std::move(judging.value().engine)),
+        std::make_shared<InstanceTypeStore>(std::move(judging.value().instance_types)), nullptr,
+        nullptr};
     if (!config.cluster_files.empty()) {
         auto view = FileClusterView::load(config.cluster_files);
         if (!view) {
@@ -64,7 +63,11 @@ rules::Result<JudgingSetup> load_judging_setup(const Config& config) {
     return setup;
 }
 
-void refresh_instance_types(Server& server, const JudgingSetup& setup, const Config& config,
+namespace {
+
+// With the API as the source and no --instance-types file, lists InstanceTypes at start and
+// every --instance-types-refresh on the server's control thread.
+void refresh_instance_types(Server& server, const WebhookSetup& setup, const Config& config,
                             const Log& log) {
     if (setup.kube == nullptr || !config.instance_types_file.empty()) {
         return;
@@ -83,11 +86,31 @@ void refresh_instance_types(Server& server, const JudgingSetup& setup, const Con
         });
 }
 
-MutationSetup JudgingSetup::mutation(const Config& config) const {
-    return MutationSetup{cluster.get(), &engine->data(),
-                         rules::ContainerNames{config.router_container, config.engine_container,
-                                               config.sidecar_container},
-                         config.deny_unreadable_mutations};
+}  // namespace
+
+rules::Result<std::unique_ptr<Webhook>> Webhook::create(const Config& config, const Log& log) {
+    auto setup = load_webhook_setup(config);
+    if (!setup) {
+        return setup.error();
+    }
+    return std::unique_ptr<Webhook>(new Webhook(config, std::move(setup).value(), log));
+}
+
+Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
+    : config_(config),
+      setup_(std::move(setup)),
+      log_(log),
+      admission_(*setup_.engine, mutation_options(config_)),
+      routes_(admission_, *setup_.instance_types, readiness_, metrics_,
+              {config_.max_body_bytes, std::chrono::milliseconds(10'000)}),
+      server_(std::make_unique<Server>(config_, routes_, setup_.cluster.get(), readiness_, metrics_,
+                                       log_)) {
+    readiness_.rules_loaded = true;
+    refresh_instance_types(*server_, setup_, config_, log_);
+}
+
+rules::Result<bool> Webhook::start() {
+    return server_->start();
 }
 
 }  // namespace mdadmit::server

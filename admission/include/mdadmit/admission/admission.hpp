@@ -1,0 +1,99 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "mdadmit/admission/review.hpp"
+#include "mdadmit/rules/engine.hpp"
+#include "mdadmit/rules/pod_patch.hpp"
+
+namespace mdadmit::admission {
+
+using Clock = std::chrono::steady_clock;
+
+enum class AdmissionPath { validate, mutate };
+
+// The answer to "what is ModelDeployment namespace/name?".
+struct Lookup {
+    enum class Status { found, not_found, unreadable } status = Status::not_found;
+    boost::json::value object;  // when found
+    std::string error;          // when unreadable
+};
+
+std::string_view to_string(Lookup::Status status);
+
+// What the server counts of one answer; admission itself counts nothing.
+struct Counts {
+    std::vector<std::pair<std::string, rules::Severity>> findings;  // rule id, severity
+    std::string unjudged_kind;             // group/kind of a review this webhook does not judge
+    std::optional<Lookup::Status> lookup;  // a Pod's ModelDeployment lookup
+    bool panic = false;                    // judging threw
+};
+
+// The answer to one admission request, and what the decision log and metrics need of it.
+struct Outcome {
+    int http_status = 200;
+    std::string body;  // an AdmissionReview, or a Status for an HTTP-level error
+    // For the decision log line.
+    std::string uid;
+    std::string operation;
+    std::string kind;
+    std::string namespace_name;
+    std::string name;
+    std::string user;
+    std::string verdict;  // allowed, denied, error; "" for an HTTP-level error
+    bool dry_run = false;
+    std::vector<std::string> rule_ids;  // of every finding, in order
+    Counts counts;
+};
+
+// A Pod on /mutate waiting for its ModelDeployment: what to look up, and the answer so far.
+struct PendingPod {
+    std::string namespace_name;
+    std::string deployment;
+    boost::json::value pod;
+    rules::PodIdentity identity;
+    ReviewEnvelope envelope;
+    Outcome outcome;
+};
+
+// What the mutating path writes into, and what it does when a ModelDeployment cannot be read.
+struct MutationOptions {
+    rules::ContainerNames containers;
+    bool deny_when_unreadable = false;  // default: admit unchanged with a warning
+};
+
+// Judges one decoded object; the rule engine's evaluate in production.
+using Judge = std::function<rules::Evaluation(const rules::Review&)>;
+
+// AdmissionReviews in, answers out: pure (no I/O, no counters; the only clock read compares
+// against the deadline it is given) and thread-safe. A Pod on /mutate is answered in two
+// steps, so the caller can look its ModelDeployment up without holding a thread.
+class Admission {
+  public:
+    // Judges with `engine`, which must outlive the Admission.
+    explicit Admission(const rules::Engine& engine, MutationOptions mutation = {});
+    Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation = {});
+
+    // The answer to a review, or for a Pod on /mutate the ModelDeployment it needs first.
+    std::variant<Outcome, PendingPod> admit(AdmissionPath path, std::string_view body,
+                                            const rules::InstanceTypes* instance_types,
+                                            Clock::time_point deadline) const;
+    // The Pod's answer once its ModelDeployment has been looked up.
+    Outcome complete(PendingPod pending, const Lookup& lookup,
+                     const rules::InstanceTypes* instance_types) const;
+
+  private:
+    Judge judge_;
+    const rules::RuleData& data_;
+    MutationOptions mutation_;
+};
+
+}  // namespace mdadmit::admission

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <memory>
+
+#include "cluster_view.hpp"
+#include "config.hpp"
+#include "instance_type_store.hpp"
+#include "log.hpp"
+#include "mdadmit/admission/admission.hpp"
+#include "mdadmit/inputs/judging.hpp"
+#include "metrics.hpp"
+#include "readiness.hpp"
+#include "routes.hpp"
+#include "server.hpp"
+
+namespace mdadmit::server {
+
+// What the webhook judges with and reads, loaded once at start-up from its settings: the
+// judging setup the harness builds the same way (rule data, structural check,
+// encode-platform-unknown, --instance-types), and where Pods' ModelDeployments come from
+// (--cluster-files, else the Kubernetes API). An Error names the file and the problem.
+struct WebhookSetup {
+    std::unique_ptr<rules::Engine> engine;
+    std::shared_ptr<InstanceTypeStore> instance_types;
+    std::unique_ptr<ClusterView> cluster;  // null: neither files nor an API server
+    // Set when the cluster is read from the API: InstanceTypes are then listed from it too.
+    const KubeClusterView* kube = nullptr;
+};
+
+inputs::JudgingOptions judging_options(const Config& config);
+admission::MutationOptions mutation_options(const Config& config);
+rules::Result<WebhookSetup> load_webhook_setup(const Config& config);
+
+// The whole webhook, assembled from its settings: what main runs, and what the integration
+// tests start on loopback.
+class Webhook {
+  public:
+    static rules::Result<std::unique_ptr<Webhook>> create(const Config& config, const Log& log);
+
+    // Binds the listeners and starts the threads (and the InstanceType refresh from the API).
+    rules::Result<bool> start();
+    Server& server() { return *server_; }
+    Metrics& metrics() { return metrics_; }
+
+  private:
+    Webhook(const Config& config, WebhookSetup setup, const Log& log);
+
+    Config config_;
+    WebhookSetup setup_;
+    const Log& log_;
+    Metrics metrics_;
+    Readiness readiness_;
+    admission::Admission admission_;
+    Routes routes_;
+    std::unique_ptr<Server> server_;
+};
+
+}  // namespace mdadmit::server
