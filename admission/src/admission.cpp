@@ -194,8 +194,8 @@ Outcome Admission::complete(PendingPod pending, const Lookup& lookup,
         }
         return out;
     }
-    const json::array patch = rules::mutate_pod(pending.pod, pending.identity, lookup.object, data_,
-                                                instance_types, mutation_.containers);
+    const json::array patch = rules::mutate_pod(pending.pod, pending.identity, *lookup.object,
+                                                data_, instance_types, mutation_.containers);
     out.body = patch.empty() ? allowed_review(pending.envelope)
                              : patch_review(pending.envelope, json::serialize(patch));
     return out;

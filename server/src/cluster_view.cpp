@@ -17,7 +17,8 @@ rules::Result<FileClusterView> FileClusterView::load(const std::string& path) {
         }
         std::string key = rules::string_at(document.value, "/metadata/namespace") + "/" +
                           rules::string_at(document.value, "/metadata/name");
-        view.deployments_[std::move(key)] = std::move(document.value);
+        view.deployments_[std::move(key)] =
+            std::make_shared<const boost::json::value>(std::move(document.value));
     }
     return view;
 }

@@ -50,8 +50,9 @@ struct Config {
     std::string kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
     std::string kube_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
     std::string kube_server_name;  // empty: the host
-    std::chrono::milliseconds kube_cache_ttl{5'000};
-    std::chrono::milliseconds instance_types_refresh{30'000};
+    // ModelDeployments and InstanceTypes are listed, then watched; the API server ends a watch
+    // after this long and the cache resumes it, so no connection hangs on unseen.
+    std::chrono::milliseconds kube_watch_timeout{300'000};
     bool deny_unreadable_mutations = false;
     std::string router_container;  // empty: the router Pod's first container
     std::string engine_container = "engine";

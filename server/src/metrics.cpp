@@ -98,6 +98,16 @@ void Metrics::count_lookup(std::string_view result) {
     increment(lookups_, std::move(key));
 }
 
+void Metrics::count_cache_update(std::string_view kind, std::string_view update) {
+    increment(cache_updates_,
+              "kind=\"" + escape_label(kind) + "\",update=\"" + escape_label(update) + "\"");
+}
+
+void Metrics::set_cache_synced(std::string_view kind, bool synced) {
+    const std::lock_guard lock(mutex_);
+    cache_synced_["kind=\"" + escape_label(kind) + "\""] = synced ? 1 : 0;
+}
+
 void Metrics::increment(std::map<std::string, std::uint64_t>& family, std::string labels) {
     const std::lock_guard lock(mutex_);
     ++family[std::move(labels)];
@@ -137,6 +147,15 @@ std::string Metrics::exposition() const {
     counters(out, "mdadmit_cluster_lookups_total",
              "ModelDeployments read for the mutating path, by result (found, not_found, error).",
              lookups_);
+    counters(out, "mdadmit_cluster_cache_updates_total",
+             "Changes applied to the cluster cache, by kind and update (list, ADDED, MODIFIED, "
+             "DELETED).",
+             cache_updates_);
+    family(out, "mdadmit_cluster_cache_synced", "gauge",
+           "1 once the cluster cache of a kind holds the cluster's state, else 0.");
+    for (const auto& [labels, synced] : cache_synced_) {
+        sample(out, "mdadmit_cluster_cache_synced", labels, std::to_string(synced));
+    }
     const auto scalar = [&](std::string_view name, std::string_view type, std::string_view help,
                             auto value) {
         family(out, name, type, help);

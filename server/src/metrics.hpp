@@ -34,6 +34,10 @@ class Metrics {
     void count_unjudged_kind(std::string_view kind);
     // A ModelDeployment read for the mutating path: found or missing.
     void count_lookup(std::string_view result);
+    // The cluster cache of one kind: a list or a watch event applied, and whether it holds the
+    // cluster's state yet.
+    void count_cache_update(std::string_view kind, std::string_view update);
+    void set_cache_synced(std::string_view kind, bool synced);
     void count_panic() { panics_.fetch_add(1, std::memory_order_relaxed); }
     void count_tls_handshake_failure() {
         tls_handshake_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -61,11 +65,13 @@ class Metrics {
     };
 
     mutable std::mutex mutex_;
-    std::map<std::string, std::uint64_t> requests_;  // label set -> count
-    std::map<std::string, Histogram> latency_;       // path -> histogram
-    std::map<std::string, std::uint64_t> findings_;  // label set -> count
-    std::map<std::string, std::uint64_t> unjudged_;  // kind -> count
-    std::map<std::string, std::uint64_t> lookups_;   // result -> count
+    std::map<std::string, std::uint64_t> requests_;       // label set -> count
+    std::map<std::string, Histogram> latency_;            // path -> histogram
+    std::map<std::string, std::uint64_t> findings_;       // label set -> count
+    std::map<std::string, std::uint64_t> unjudged_;       // kind -> count
+    std::map<std::string, std::uint64_t> lookups_;        // result -> count
+    std::map<std::string, std::uint64_t> cache_updates_;  // kind, update -> count
+    std::map<std::string, std::uint64_t> cache_synced_;   // kind -> 0 or 1
     std::atomic<std::uint64_t> panics_{0};
     std::atomic<std::uint64_t> tls_handshake_failures_{0};
     std::atomic<std::uint64_t> connections_rejected_{0};

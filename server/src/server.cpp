@@ -68,20 +68,19 @@ struct Server::Worker {
     std::thread thread;
 };
 
-Server::Server(const Config& config, const Routes& routes, const ClusterView* cluster,
-               Readiness& readiness, Metrics& metrics, const Log& log)
-    : config_(config),
-      routes_(routes),
-      cluster_(cluster),
-      readiness_(readiness),
-      metrics_(metrics),
-      log_(log) {
+Server::Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
+               const Log& log)
+    : config_(config), routes_(routes), readiness_(readiness), metrics_(metrics), log_(log) {
     // OpenSSL writes TLS connections' sockets itself, without MSG_NOSIGNAL: a client that has
     // gone must be a write error, not a signal that ends the process.
     std::signal(SIGPIPE, SIG_IGN);
 }
 
 Server::~Server() {
+    stop();
+}
+
+void Server::stop() {
     if (!control_thread_.joinable()) {
         return;
     }
@@ -141,13 +140,6 @@ rules::Result<bool> Server::start() {
         worker->thread = std::thread([&io = worker->io] { io.run(); });
     }
     control_guard_.emplace(asio::make_work_guard(control_));
-    for (auto& task : periodic_) {
-        task.timer = std::make_unique<asio::steady_timer>(control_);
-        asio::post(control_, [this, &task] {
-            task.task();
-            schedule(task);
-        });
-    }
     reloader_->start();
     control_thread_ = std::thread([this] { control_.run(); });
     readiness_.tls_accepting = true;
@@ -189,19 +181,12 @@ asio::awaitable<void> Server::accept_loop(Worker& worker, tcp::acceptor& accepto
     }
 }
 
-void Server::every(std::chrono::milliseconds interval, std::function<void()> task) {
-    periodic_.push_back({interval, std::move(task), nullptr});
+asio::any_io_executor Server::control_executor() {
+    return control_.get_executor();
 }
 
-void Server::schedule(PeriodicTask& task) {
-    task.timer->expires_after(task.interval);
-    task.timer->async_wait([this, &task](boost::system::error_code ec) {
-        if (ec || shutdown_started_) {
-            return;
-        }
-        task.task();
-        schedule(task);
-    });
+void Server::read_cluster_from(const ClusterView* cluster) {
+    cluster_ = cluster;
 }
 
 void Server::handle_signals() {
@@ -275,9 +260,6 @@ void Server::finish(bool drained) {
     }
     asio::post(control_, [this] {
         reloader_->stop();
-        for (auto& task : periodic_) {
-            task.timer->cancel();
-        }
         signals_.reset();
         control_guard_.reset();
         control_.stop();

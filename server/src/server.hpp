@@ -25,9 +25,8 @@ namespace mdadmit::server {
 // a control thread for signals, certificate reloads and shutdown.
 class Server {
   public:
-    // `cluster` (null: none) is where a Pod's ModelDeployment is read from.
-    Server(const Config& config, const Routes& routes, const ClusterView* cluster,
-           Readiness& readiness, Metrics& metrics, const Log& log);
+    Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
+           const Log& log);
     ~Server();
 
     // Loads the certificate, binds the listeners and starts the threads.
@@ -40,10 +39,15 @@ class Server {
     void begin_shutdown();
     // Also handle SIGTERM and SIGINT that way; a second signal exits at once.
     void handle_signals();
-    // Runs `task` on the control thread now and then every `interval` (before start()).
-    void every(std::chrono::milliseconds interval, std::function<void()> task);
+    // The control thread's executor: signals, certificate reloads, the cluster cache.
+    boost::asio::any_io_executor control_executor();
+    // Where a Pod's ModelDeployment is read from (before start()).
+    void read_cluster_from(const ClusterView* cluster);
     // Blocks until the server has stopped; true when it drained within the drain timeout.
     bool wait();
+    // Stops the threads at once, without draining, and waits for them. What the server's
+    // threads hold stays in place until it is destroyed.
+    void stop();
 
   private:
     struct Worker;
@@ -55,7 +59,7 @@ class Server {
 
     const Config& config_;
     const Routes& routes_;
-    const ClusterView* cluster_;
+    const ClusterView* cluster_ = nullptr;
     Readiness& readiness_;
     Metrics& metrics_;
     const Log& log_;
@@ -65,13 +69,6 @@ class Server {
     CertificateStore certificates_;
     std::unique_ptr<CertReloader> reloader_;
     std::vector<std::unique_ptr<Worker>> workers_;
-    struct PeriodicTask {
-        std::chrono::milliseconds interval;
-        std::function<void()> task;
-        std::unique_ptr<boost::asio::steady_timer> timer;
-    };
-    std::vector<PeriodicTask> periodic_;
-    void schedule(PeriodicTask& task);
     std::atomic<std::size_t> open_connections_{0};
     std::thread control_thread_;
     boost::asio::steady_timer shutdown_timer_{control_};

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "cluster_cache.hpp"
+
 #include "log.hpp"
 #include "server.hpp"
 
@@ -39,7 +41,7 @@ rules::Result<WebhookSetup> load_webhook_setup(const Config& config) {
         if (!view) {
             return view.error();
         }
-        setup.cluster = std::make_unique<FileClusterView>(std::move(view).value());
+        setup.files = std::make_unique<FileClusterView>(std::move(view).value());
         return setup;
     }
     KubeSettings kube{config.kube_host, config.kube_port, config.kube_token_file,
@@ -53,40 +55,13 @@ rules::Result<WebhookSetup> load_webhook_setup(const Config& config) {
     if (kube.host.empty()) {
         return setup;  // outside a cluster with no files: the mutating path admits unchanged
     }
-    auto client = KubeClient::create(std::move(kube));
-    if (!client) {
-        return client.error();
+    auto api = KubeApi::create(std::move(kube));
+    if (!api) {
+        return api.error();
     }
-    auto view = std::make_unique<KubeClusterView>(std::move(client).value(), config.kube_cache_ttl);
-    setup.kube = view.get();
-    setup.cluster = std::move(view);
+    setup.api = std::move(api).value();
     return setup;
 }
-
-namespace {
-
-// With the API as the source and no --instance-types file, lists InstanceTypes at start and
-// every --instance-types-refresh on the server's control thread.
-void refresh_instance_types(Server& server, const WebhookSetup& setup, const Config& config,
-                            const Log& log) {
-    if (setup.kube == nullptr || !config.instance_types_file.empty()) {
-        return;
-    }
-    // InstanceTypes change rarely: listed in the background, never on a request's path.
-    server.every(
-        config.instance_types_refresh, [kube = setup.kube, &log, store = setup.instance_types] {
-            auto types =
-                kube->instance_types(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-            if (!types) {
-                log.write(LogLevel::warn, "InstanceTypes not refreshed",
-                          {{"error", types.error().message}});
-                return;
-            }
-            store->replace(std::move(types).value());
-        });
-}
-
-}  // namespace
 
 rules::Result<std::unique_ptr<Webhook>> Webhook::create(const Config& config, const Log& log) {
     auto setup = load_webhook_setup(config);
@@ -103,13 +78,36 @@ Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
       admission_(*setup_.engine, mutation_options(config_)),
       routes_(admission_, *setup_.instance_types, readiness_, metrics_,
               {config_.max_body_bytes, std::chrono::milliseconds(10'000)}),
-      server_(std::make_unique<Server>(config_, routes_, setup_.cluster.get(), readiness_, metrics_,
-                                       log_)) {
+      server_(std::make_unique<Server>(config_, routes_, readiness_, metrics_, log_)) {
     readiness_.rules_loaded = true;
-    refresh_instance_types(*server_, setup_, config_, log_);
+    if (setup_.files != nullptr) {
+        server_->read_cluster_from(setup_.files.get());
+    } else if (setup_.api != nullptr) {
+        // The API is watched on the server's control thread; InstanceTypes too, unless a
+        // file gives them.
+        cache_ = std::make_unique<ClusterCache>(
+            server_->control_executor(), setup_.api,
+            config_.instance_types_file.empty() ? setup_.instance_types : nullptr, readiness_,
+            metrics_, log_,
+            CacheSettings{std::max(
+                std::chrono::seconds(1),
+                std::chrono::duration_cast<std::chrono::seconds>(config_.kube_watch_timeout))});
+        server_->read_cluster_from(cache_.get());
+    }
+}
+
+Webhook::~Webhook() {
+    // The threads stop before the cache they read is destroyed, and the cache's connections
+    // close before the executor they belong to is destroyed with the server.
+    server_->stop();
+    cache_.reset();
+    server_.reset();
 }
 
 rules::Result<bool> Webhook::start() {
+    if (cache_ != nullptr) {
+        cache_->start();
+    }
     return server_->start();
 }
 

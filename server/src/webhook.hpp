@@ -5,6 +5,7 @@
 #include "cluster_view.hpp"
 #include "config.hpp"
 #include "instance_type_store.hpp"
+#include "kube_client.hpp"
 #include "log.hpp"
 #include "mdadmit/admission/admission.hpp"
 #include "mdadmit/inputs/judging.hpp"
@@ -22,9 +23,8 @@ namespace mdadmit::server {
 struct WebhookSetup {
     std::unique_ptr<rules::Engine> engine;
     std::shared_ptr<InstanceTypeStore> instance_types;
-    std::unique_ptr<ClusterView> cluster;  // null: neither files nor an API server
-    // Set when the cluster is read from the API: InstanceTypes are then listed from it too.
-    const KubeClusterView* kube = nullptr;
+    std::unique_ptr<FileClusterView> files;  // --cluster-files
+    std::shared_ptr<const KubeApi> api;      // else the API server, when one is known
 };
 
 inputs::JudgingOptions judging_options(const Config& config);
@@ -33,9 +33,12 @@ rules::Result<WebhookSetup> load_webhook_setup(const Config& config);
 
 // The whole webhook, assembled from its settings: what main runs, and what the integration
 // tests start on loopback.
+class ClusterCache;
+
 class Webhook {
   public:
     static rules::Result<std::unique_ptr<Webhook>> create(const Config& config, const Log& log);
+    ~Webhook();
 
     // Binds the listeners and starts the threads (and the InstanceType refresh from the API).
     rules::Result<bool> start();
@@ -53,6 +56,7 @@ class Webhook {
     admission::Admission admission_;
     Routes routes_;
     std::unique_ptr<Server> server_;
+    std::unique_ptr<ClusterCache> cache_;  // when the API is read
 };
 
 }  // namespace mdadmit::server

@@ -181,11 +181,11 @@ std::string decoded_patch(const json::value& response) {
     return out;
 }
 
-const json::value chat = json::parse(R"({"kind": "ModelDeployment",
+const auto chat = std::make_shared<const json::value>(json::parse(R"({"kind": "ModelDeployment",
     "metadata": {"name": "chat", "namespace": "ns"},
     "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang"}, "router": {"name": "sglang-gateway"},
              "roles": [{"name": "enc", "kind": "Encode"}, {"name": "prefill", "kind": "Prefill", "size": 2},
-                       {"name": "decode", "kind": "Decode"}]}})");
+                       {"name": "decode", "kind": "Decode"}]}})"));
 
 // A Pod on /mutate: admitted in two steps, with `lookup` answering for its ModelDeployment.
 class MutationTest : public testing::Test {

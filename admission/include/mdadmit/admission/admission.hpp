@@ -3,6 +3,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,8 +24,8 @@ enum class AdmissionPath { validate, mutate };
 // The answer to "what is ModelDeployment namespace/name?".
 struct Lookup {
     enum class Status { found, not_found, unreadable } status = Status::not_found;
-    boost::json::value object;  // when found
-    std::string error;          // when unreadable
+    std::shared_ptr<const boost::json::value> object;  // when found; shared with a cache
+    std::string error;                                 // when unreadable
 };
 
 std::string_view to_string(Lookup::Status status);
