@@ -23,7 +23,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::string_view api_group = "/apis/worker.gpustack.ai/v1alpha1";
+// ModelDeployments at the version this project's CRD stores; InstanceTypes at the operator's.
+constexpr std::string_view deployments_api = "/apis/worker.gpustack.ai/v1";
+constexpr std::string_view instance_types_api = "/apis/worker.gpustack.ai/v1alpha1";
 // Idle connections kept for the GETs of cache misses.
 constexpr std::size_t idle_connections_kept = 4;
 // A list can be large: it gets a minute.
@@ -94,7 +96,7 @@ ClusterCache::ClusterCache(asio::any_io_executor executor, std::shared_ptr<const
       log_(log),
       settings_(settings) {
     resources_.push_back(std::make_unique<Resource>(
-        Resource{"ModelDeployment", std::string(api_group) + "/modeldeployments",
+        Resource{"ModelDeployment", std::string(deployments_api) + "/modeldeployments",
                  [this](const auto& items) { replace_deployments(items); },
                  [this](std::string_view type, const json::value& object) {
                      apply_deployment(type, object);
@@ -102,7 +104,7 @@ ClusterCache::ClusterCache(asio::any_io_executor executor, std::shared_ptr<const
                  false}));
     if (instance_types_ != nullptr) {
         resources_.push_back(std::make_unique<Resource>(
-            Resource{"InstanceType", std::string(api_group) + "/instancetypes",
+            Resource{"InstanceType", std::string(instance_types_api) + "/instancetypes",
                      [this](const auto& items) { replace_instance_types(items); },
                      [this](std::string_view type, const json::value& object) {
                          apply_instance_type(type, object);
@@ -136,8 +138,8 @@ asio::awaitable<Lookup> ClusterCache::model_deployment(std::string namespace_nam
         }
     }
     // Not (yet) in the cache: one GET, which concurrent lookups of the key share.
-    std::string path =
-        std::string(api_group) + "/namespaces/" + namespace_name + "/modeldeployments/" + name;
+    std::string path = std::string(deployments_api) + "/namespaces/" + namespace_name +
+                       "/modeldeployments/" + name;
     co_return co_await asio::co_spawn(
         executor_, fetch_shared(std::move(key), std::move(path), deadline), asio::use_awaitable);
 }

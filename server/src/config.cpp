@@ -12,13 +12,39 @@ namespace mdadmit::server {
 namespace {
 
 using Setter = std::function<std::optional<std::string>(Config&, const std::string&)>;
+using Shower = std::function<std::string(const Config&)>;
+
+// How a setting is read into the Config and written back as text, so that --help and the
+// documentation show the defaults of Config{} itself rather than a copy of them.
+struct Field {
+    Setter set;
+    Shower shown;
+};
 
 struct Setting {
     std::string_view name;
     std::string_view value_name;
-    std::string_view help;
-    Setter set;
+    std::string_view meaning;
+    Field field;
+    std::string_view when_empty = "none";  // what the setting means when it shows as ""
 };
+
+constexpr std::string_view required = "required";
+
+std::string show_address(const ListenAddress& address) {
+    return address.host + ":" + std::to_string(address.port);
+}
+
+std::string show_duration(std::chrono::milliseconds value) {
+    const auto ms = value.count();
+    if (ms % 60'000 == 0) {
+        return std::to_string(ms / 60'000) + "m";
+    }
+    if (ms % 1'000 == 0) {
+        return std::to_string(ms / 1'000) + "s";
+    }
+    return std::to_string(ms) + "ms";
+}
 
 std::optional<std::string> set_address(ListenAddress& out, const std::string& value) {
     const std::size_t colon = value.rfind(':');
@@ -36,19 +62,26 @@ std::optional<std::string> set_address(ListenAddress& out, const std::string& va
     return std::nullopt;
 }
 
-Setter duration(std::chrono::milliseconds Config::*field) {
-    return [field](Config& c, const std::string& value) -> std::optional<std::string> {
-        const auto parsed = parse_go_duration(value);
-        if (!parsed || parsed->count() <= 0) {
-            return "expected a positive duration such as 500ms, 10s or 2m, got \"" + value + "\"";
-        }
-        c.*field = *parsed;
-        return std::nullopt;
-    };
+Field address(ListenAddress Config::*field) {
+    return {[field](Config& c, const std::string& value) { return set_address(c.*field, value); },
+            [field](const Config& c) { return show_address(c.*field); }};
+}
+
+Field duration(std::chrono::milliseconds Config::*field) {
+    return {[field](Config& c, const std::string& value) -> std::optional<std::string> {
+                const auto parsed = parse_go_duration(value);
+                if (!parsed || parsed->count() <= 0) {
+                    return "expected a positive duration such as 500ms, 10s or 2m, got \"" + value +
+                           "\"";
+                }
+                c.*field = *parsed;
+                return std::nullopt;
+            },
+            [field](const Config& c) { return show_duration(c.*field); }};
 }
 
 template <typename T>
-Setter count(T Config::*field, long long minimum) {
+Setter set_count(T Config::*field, long long minimum) {
     return [field, minimum](Config& c, const std::string& value) -> std::optional<std::string> {
         const auto parsed = rules::parse_integer(value);
         if (!parsed || *parsed < minimum) {
@@ -60,150 +93,185 @@ Setter count(T Config::*field, long long minimum) {
     };
 }
 
-Setter text(std::string Config::*field) {
-    return [field](Config& c, const std::string& value) -> std::optional<std::string> {
-        c.*field = value;
-        return std::nullopt;
-    };
+template <typename T>
+Field count(T Config::*field, long long minimum) {
+    return {set_count(field, minimum),
+            [field](const Config& c) { return std::to_string(c.*field); }};
 }
 
-Setter choice(std::vector<std::string> allowed,
-              std::function<void(Config&, const std::string&)> apply) {
-    return [allowed, apply](Config& c, const std::string& value) -> std::optional<std::string> {
-        for (const auto& candidate : allowed) {
-            if (candidate == value) {
-                apply(c, value);
+Field text(std::string Config::*field) {
+    return {[field](Config& c, const std::string& value) -> std::optional<std::string> {
+                c.*field = value;
+                return std::nullopt;
+            },
+            [field](const Config& c) { return c.*field; }};
+}
+
+// One of a fixed set of words; `shown` names the word the Config holds.
+Field choice(std::vector<std::string> allowed,
+             std::function<void(Config&, const std::string&)> apply, Shower shown) {
+    return {[allowed, apply](Config& c, const std::string& value) -> std::optional<std::string> {
+                for (const auto& candidate : allowed) {
+                    if (candidate == value) {
+                        apply(c, value);
+                        return std::nullopt;
+                    }
+                }
+                std::string list;
+                for (const auto& candidate : allowed) {
+                    list += (list.empty() ? "" : ", ") + candidate;
+                }
+                return "expected one of " + list + ", got \"" + value + "\"";
+            },
+            std::move(shown)};
+}
+
+Field health_address() {
+    return {
+        [](Config& c, const std::string& v) -> std::optional<std::string> {
+            if (v == "off") {
+                c.health_listen.reset();
                 return std::nullopt;
             }
-        }
-        std::string list;
-        for (const auto& candidate : allowed) {
-            list += (list.empty() ? "" : ", ") + candidate;
-        }
-        return "expected one of " + list + ", got \"" + value + "\"";
-    };
+            ListenAddress address;
+            auto problem = set_address(address, v);
+            c.health_listen = address;
+            return problem;
+        },
+        [](const Config& c) { return c.health_listen ? show_address(*c.health_listen) : "off"; }};
+}
+
+Field kube_api_server() {
+    return {
+        [](Config& c, const std::string& v) -> std::optional<std::string> {
+            ListenAddress address;
+            auto problem = set_address(address, v);
+            c.kube_host = address.host;
+            c.kube_port = address.port;
+            return problem;
+        },
+        [](const Config& c) {
+            return c.kube_host.empty() ? std::string() : show_address({c.kube_host, c.kube_port});
+        }};
 }
 
 const std::vector<Setting>& settings() {
     static const std::vector<Setting> table{
-        {"listen", "HOST:PORT", "admission over TLS (default 0.0.0.0:8443)",
-         [](Config& c, const std::string& v) { return set_address(c.listen, v); }},
-        {"health-listen", "HOST:PORT|off",
-         "plain HTTP for /healthz, /readyz, /metrics (default 0.0.0.0:8080)",
-         [](Config& c, const std::string& v) -> std::optional<std::string> {
-             if (v == "off") {
-                 c.health_listen.reset();
-                 return std::nullopt;
-             }
-             ListenAddress address;
-             auto problem = set_address(address, v);
-             c.health_listen = address;
-             return problem;
-         }},
-        {"cert-file", "FILE", "serving certificate chain, PEM (required)",
-         text(&Config::cert_file)},
-        {"key-file", "FILE", "private key of the certificate, PEM (required)",
-         text(&Config::key_file)},
-        {"client-ca-file", "FILE",
-         "require client certificates signed by these CAs (mTLS; default off)",
+        {"listen", "HOST:PORT", "admission over TLS; port 0 picks a free port",
+         address(&Config::listen)},
+        {"health-listen", "HOST:PORT|off", "plain HTTP for /healthz, /readyz and /metrics",
+         health_address()},
+        {"cert-file", "FILE", "serving certificate chain, PEM", text(&Config::cert_file), required},
+        {"key-file", "FILE", "private key of the certificate, PEM", text(&Config::key_file),
+         required},
+        {"client-ca-file", "FILE", "require client certificates signed by these CAs (mTLS)",
          text(&Config::client_ca_file)},
-        {"tls-min-version", "1.2|1.3", "lowest TLS version accepted (default 1.2)",
-         choice({"1.2", "1.3"},
-                [](Config& c, const std::string& v) { c.tls13_only = v == "1.3"; })},
-        {"threads", "N", "I/O threads, each with its own listener (default: one per core)",
-         count(&Config::threads, 0)},
-        {"max-body-bytes", "N", "largest request body; larger gets 413 (default 7340032)",
+        {"tls-min-version", "1.2|1.3", "lowest TLS version accepted",
+         choice(
+             {"1.2", "1.3"}, [](Config& c, const std::string& v) { c.tls13_only = v == "1.3"; },
+             [](const Config& c) { return c.tls13_only ? "1.3" : "1.2"; })},
+        {"threads",
+         "N",
+         "I/O threads, each with its own listener",
+         {set_count(&Config::threads, 0),
+          [](const Config& c) { return c.threads == 0 ? "" : std::to_string(c.threads); }},
+         "one per core"},
+        {"max-body-bytes", "N",
+         "largest request body, larger gets 413: two objects of 3 MiB plus the review around them",
          count(&Config::max_body_bytes, 1024)},
-        {"max-connections", "N",
-         "open client connections at most; more are closed at accept (default 1024)",
+        {"max-connections", "N", "open client connections at most; more are closed at accept",
          count(&Config::max_connections, 1)},
-        {"handshake-timeout", "DURATION", "TLS handshake (default 10s)",
+        {"handshake-timeout", "DURATION", "the TLS handshake",
          duration(&Config::handshake_timeout)},
-        {"header-timeout", "DURATION", "reading a request's headers once it starts (default 10s)",
+        {"header-timeout", "DURATION", "a request's headers, and the first request of a connection",
          duration(&Config::header_timeout)},
-        {"body-timeout", "DURATION",
-         "reading a request's body (default 30s; ?timeout= may shorten it)",
+        {"body-timeout", "DURATION", "a request's body (the apiserver's ?timeout= may shorten it)",
          duration(&Config::body_timeout)},
-        {"idle-timeout", "DURATION",
-         "keep-alive idle time; keep above the apiserver's 90s (default 120s)",
+        {"idle-timeout", "DURATION", "keep-alive idle time; keep it above the apiserver's 90s",
          duration(&Config::idle_timeout)},
-        {"write-timeout", "DURATION", "writing a response (default 10s)",
-         duration(&Config::write_timeout)},
-        {"shutdown-delay", "DURATION",
-         "after SIGTERM: not ready, still serving, for this long (default 5s)",
+        {"write-timeout", "DURATION", "writing a response", duration(&Config::write_timeout)},
+        {"shutdown-delay", "DURATION", "after SIGTERM: not ready but still serving, this long",
          duration(&Config::shutdown_delay)},
-        {"drain-timeout", "DURATION", "then at most this long for in-flight requests (default 20s)",
+        {"drain-timeout", "DURATION", "then at most this long for requests in flight",
          duration(&Config::drain_timeout)},
         {"cert-poll-interval", "DURATION",
-         "re-read the certificate files this often as well as on change (default 10s)",
+         "re-read the certificate files this often as well as on change",
          duration(&Config::cert_poll_interval)},
         {"rules-data", "FILE", "rule data replacing the built-in rules.json",
-         text(&Config::rules_data_file)},
+         text(&Config::rules_data_file), "built in"},
         {"instance-types", "FILE",
-         "InstanceType manifests (YAML/JSON) giving each role's platform and pool",
+         "InstanceType manifests (YAML/JSON) giving each role its platform and pool",
          text(&Config::instance_types_file)},
         {"cluster-files", "PATH",
-         "ModelDeployment manifests (file or directory) the mutating path reads",
+         "ModelDeployment manifests (file or directory) the mutating path reads instead of the "
+         "Kubernetes API",
          text(&Config::cluster_files)},
         {"kube-api-server", "HOST:PORT",
-         "the Kubernetes API (default: KUBERNETES_SERVICE_HOST and _PORT)",
-         [](Config& c, const std::string& v) -> std::optional<std::string> {
-             ListenAddress address;
-             auto problem = set_address(address, v);
-             c.kube_host = address.host;
-             c.kube_port = address.port;
-             return problem;
-         }},
-        {"kube-token-file", "FILE",
-         "service account token, re-read on every request (default: the mounted one)",
+         "the Kubernetes API, read when no --cluster-files are given", kube_api_server(),
+         "KUBERNETES_SERVICE_HOST and _PORT"},
+        {"kube-token-file", "FILE", "service account token, re-read when it rotates",
          text(&Config::kube_token_file)},
-        {"kube-ca-file", "FILE", "CA of the API server (default: the mounted one)",
-         text(&Config::kube_ca_file)},
-        {"kube-server-name", "NAME",
-         "name checked in the API server's certificate (default: its host)",
-         text(&Config::kube_server_name)},
+        {"kube-ca-file", "FILE", "CA of the API server", text(&Config::kube_ca_file)},
+        {"kube-server-name", "NAME", "name checked in the API server's certificate",
+         text(&Config::kube_server_name), "its host"},
         {"kube-watch-timeout", "DURATION",
-         "how long the API server keeps one watch of the cluster cache open (default 5m)",
+         "how long the API server keeps one watch of the cluster cache open before it is resumed",
          duration(&Config::kube_watch_timeout)},
         {"mutation-failure-mode", "allow|deny",
-         "a Pod whose ModelDeployment cannot be read: admit unchanged with a warning (default) or "
-         "deny",
+         "a Pod whose ModelDeployment cannot be read: admitted unchanged with a warning (allow) "
+         "or denied",
          choice(
              {"allow", "deny"},
-             [](Config& c, const std::string& v) { c.deny_unreadable_mutations = v == "deny"; })},
-        {"router-container", "NAME",
-         "router Pod container that gets router flags (default: the first)",
-         text(&Config::router_container)},
-        {"engine-container", "NAME",
-         "engine Pod container that gets engine flags (default engine, else the first)",
+             [](Config& c, const std::string& v) { c.deny_unreadable_mutations = v == "deny"; },
+             [](const Config& c) { return c.deny_unreadable_mutations ? "deny" : "allow"; })},
+        {"router-container", "NAME", "router Pod container that gets router flags",
+         text(&Config::router_container), "the first"},
+        {"engine-container", "NAME", "engine Pod container that gets engine flags (else the first)",
          text(&Config::engine_container)},
-        {"sidecar-container", "NAME", "decode sidecar container (default routing-sidecar)",
+        {"sidecar-container", "NAME", "decode sidecar container (in containers or initContainers)",
          text(&Config::sidecar_container)},
         {"schema-check", "decoder|full",
-         "decoder: type checks of the fields rules read (default); full: the JSON Schema",
-         choice({"decoder", "full"},
-                [](Config& c, const std::string& v) { c.full_schema_check = v == "full"; })},
+         "decoder: type checks of the fields rules read; full: the JSON Schema on every request",
+         choice(
+             {"decoder", "full"},
+             [](Config& c, const std::string& v) { c.full_schema_check = v == "full"; },
+             [](const Config& c) { return c.full_schema_check ? "full" : "decoder"; })},
         {"encode-platform-unknown", "warn|deny",
-         "severity when an Encode role's platform is unknown (default warn)",
-         choice({"warn", "deny"},
-                [](Config& c, const std::string& v) {
-                    c.encode_platform_unknown =
-                        v == "deny" ? rules::Severity::deny : rules::Severity::warn;
-                })},
-        {"log-level", "LEVEL", "trace, debug, info, warn or error (default info)",
-         choice({"trace", "debug", "info", "warn", "error"},
-                [](Config& c, const std::string& v) { c.log_level = v; })},
-        {"log-format", "text|json", "log line format (default text)",
-         choice({"text", "json"},
-                [](Config& c, const std::string& v) { c.log_json = v == "json"; })},
+         "severity when an Encode role's platform is unknown",
+         choice(
+             {"warn", "deny"},
+             [](Config& c, const std::string& v) {
+                 c.encode_platform_unknown =
+                     v == "deny" ? rules::Severity::deny : rules::Severity::warn;
+             },
+             [](const Config& c) {
+                 return c.encode_platform_unknown == rules::Severity::deny ? "deny" : "warn";
+             })},
+        {"log-level", "LEVEL", "trace, debug, info, warn or error",
+         choice(
+             {"trace", "debug", "info", "warn", "error"},
+             [](Config& c, const std::string& v) { c.log_level = v; },
+             [](const Config& c) { return c.log_level; })},
+        {"log-format", "text|json", "log line format; json is one object per line",
+         choice(
+             {"text", "json"}, [](Config& c, const std::string& v) { c.log_json = v == "json"; },
+             [](const Config& c) { return c.log_json ? "json" : "text"; })},
     };
     return table;
 }
 
+// The default of a setting as --help and the documentation show it.
+std::string shown_default(const Setting& setting) {
+    const std::string shown = setting.field.shown(Config{});
+    return shown.empty() ? std::string(setting.when_empty) : shown;
+}
+
+constexpr std::string_view config_meaning = "read settings from FILE first";
+
 std::optional<std::string> apply(Config& config, std::string_view name, const std::string& value) {
     for (const auto& setting : settings()) {
         if (setting.name == name) {
-            if (auto problem = setting.set(config, value)) {
+            if (auto problem = setting.field.set(config, value)) {
                 return "--" + std::string(name) + ": " + *problem;
             }
             return std::nullopt;
@@ -249,14 +317,14 @@ unsigned Config::worker_threads() const {
     return threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-rules::Result<Config> parse_config(const std::vector<std::string>& arguments, bool& help) {
-    help = false;
+rules::Result<Config> parse_config(const std::vector<std::string>& arguments, Help& help) {
+    help = Help::none;
     std::vector<std::pair<std::string, std::string>> flags;
     std::optional<std::string> config_file;
     for (std::size_t i = 0; i < arguments.size(); ++i) {
         const std::string& argument = arguments[i];
-        if (argument == "--help" || argument == "-h") {
-            help = true;
+        if (argument == "--help" || argument == "-h" || argument == "--help-markdown") {
+            help = argument == "--help-markdown" ? Help::markdown : Help::usage;
             return Config{};
         }
         if (argument.rfind("--", 0) != 0) {
@@ -308,9 +376,39 @@ std::string usage_text() {
         std::string left =
             "  --" + std::string(setting.name) + " " + std::string(setting.value_name);
         left.resize(std::max<std::size_t>(left.size() + 1, 44), ' ');
-        out += left + std::string(setting.help) + "\n";
+        const std::string shown = shown_default(setting);
+        out += left + std::string(setting.meaning) +
+               (shown == required ? " (required)" : " (default " + shown + ")") + "\n";
     }
-    out += "  --config FILE                             read settings from FILE first\n";
+    std::string left = "  --config FILE";
+    left.resize(44, ' ');
+    out += left + std::string(config_meaning) + "\n";
+    return out;
+}
+
+namespace {
+
+// A Markdown table cell: a bare | would end the cell.
+std::string cell(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        out += c == '|' ? std::string("\\|") : std::string(1, c);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string settings_markdown() {
+    std::string out = "| setting | default | meaning |\n|---|---|---|\n";
+    for (const auto& setting : settings()) {
+        const std::string shown = setting.field.shown(Config{});
+        const std::string default_cell =
+            shown.empty() ? std::string(setting.when_empty) : "`" + shown + "`";
+        out += "| `--" + std::string(setting.name) + " " + cell(setting.value_name) + "` | " +
+               cell(default_cell) + " | " + cell(setting.meaning) + " |\n";
+    }
+    out += "| `--config FILE` | none | " + std::string(config_meaning) + " |\n";
     return out;
 }
 

@@ -65,10 +65,17 @@ struct Config {
     unsigned worker_threads() const;
 };
 
-// Parses flags and, with --config FILE, the file first (flags win). An Error names the
-// setting and the value. `help` is set when --help was given.
-rules::Result<Config> parse_config(const std::vector<std::string>& arguments, bool& help);
+// What the command line asked to print instead of serving.
+enum class Help { none, usage, markdown };  // --help / -h, --help-markdown
 
+// Parses flags and, with --config FILE, the file first (flags win). An Error names the
+// setting and the value. `help` says whether --help or --help-markdown was given.
+rules::Result<Config> parse_config(const std::vector<std::string>& arguments, Help& help);
+
+// --help: every setting with its meaning and the default of Config{}.
 std::string usage_text();
+
+// The same table in Markdown, as docs/server.md carries it (mdadmit-webhook --help-markdown).
+std::string settings_markdown();
 
 }  // namespace mdadmit::server

@@ -17,10 +17,11 @@ constexpr int exit_usage = 2;
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool help = false;
+    server::Help help = server::Help::none;
     auto parsed = server::parse_config(std::vector<std::string>(argv + 1, argv + argc), help);
-    if (help) {
-        std::cout << server::usage_text();
+    if (help != server::Help::none) {
+        std::cout << (help == server::Help::usage ? server::usage_text()
+                                                  : server::settings_markdown());
         return 0;
     }
     if (!parsed) {

@@ -1,6 +1,8 @@
 #include "metrics.hpp"
 
-#include <cstdio>
+#include <charconv>
+#include <functional>
+#include <map>
 
 namespace mdadmit::server {
 
@@ -22,10 +24,11 @@ std::string escape_label(std::string_view value) {
 
 namespace {
 
+// The shortest text that reads back as the same double: le="0.0025", not 0.0025000000000000001.
 std::string number(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", value);
-    return text;
+    char text[400];  // room for any double in fixed notation
+    const auto written = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
+    return std::string(text, written.ptr);
 }
 
 void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
@@ -53,64 +56,80 @@ void sample(std::string& out, std::string_view name, std::string_view labels,
     out += '\n';
 }
 
-// A counter family with one sample per label set.
+// A counter family with one sample per label set, summed over the threads that counted it.
+template <typename Family>
 void counters(std::string& out, std::string_view name, std::string_view help,
-              const std::map<std::string, std::uint64_t>& samples) {
+              const Family& samples) {
+    std::map<std::string, std::uint64_t, std::less<>> totals;
+    samples.for_each([&](std::string_view labels, const auto& cell) {
+        const auto count = cell.count.load(std::memory_order_relaxed);
+        const auto at = totals.find(labels);
+        if (at == totals.end()) {
+            totals.emplace(std::string(labels), count);
+        } else {
+            at->second += count;
+        }
+    });
     family(out, name, "counter", help);
-    for (const auto& [labels, count] : samples) {
+    for (const auto& [labels, count] : totals) {
         sample(out, name, labels, std::to_string(count));
     }
 }
 
 }  // namespace
 
+bool Metrics::HistogramCell::empty() const {
+    for (const auto& bucket : buckets) {
+        if (bucket.load(std::memory_order_relaxed) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency) {
-    std::string key =
+    const std::string key =
         "path=\"" + escape_label(labels.path) + "\",code=\"" + std::to_string(labels.code) +
         "\",operation=\"" + escape_label(labels.operation) + "\",verdict=\"" +
         escape_label(labels.verdict) + "\",dry_run=\"" + (labels.dry_run ? "true" : "false") + "\"";
+    add_owned(requests_.cell(key).count);
+
     const double seconds = std::chrono::duration<double>(latency).count();
-    const std::lock_guard lock(mutex_);
-    ++requests_[std::move(key)];
-    Histogram& histogram = latency_[std::string(labels.path)];
-    for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
-        if (seconds <= latency_buckets[i]) {
-            ++histogram.buckets[i];
-        }
+    HistogramCell& histogram = latency_.cell(labels.path);
+    std::size_t bucket = 0;
+    while (bucket < latency_buckets.size() && seconds > latency_buckets[bucket]) {
+        ++bucket;
     }
-    ++histogram.count;
-    histogram.sum += seconds;
+    add_owned(histogram.buckets[bucket]);
+    histogram.sum.store(histogram.sum.load(std::memory_order_relaxed) + seconds,
+                        std::memory_order_relaxed);
 }
 
 void Metrics::count_finding(std::string_view rule, std::string_view severity) {
-    std::string key =
-        "rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) + "\"";
-    increment(findings_, std::move(key));
+    add_owned(
+        findings_
+            .cell("rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) + "\"")
+            .count);
 }
 
 void Metrics::count_unjudged_kind(std::string_view kind) {
-    std::string key = "kind=\"" + escape_label(kind) + "\"";
-    increment(unjudged_, std::move(key));
+    add_owned(unjudged_.cell("kind=\"" + escape_label(kind) + "\"").count);
 }
 
 void Metrics::count_lookup(std::string_view result) {
-    std::string key = "result=\"" + escape_label(result) + "\"";
-    increment(lookups_, std::move(key));
+    add_owned(lookups_.cell("result=\"" + escape_label(result) + "\"").count);
 }
 
 void Metrics::count_cache_update(std::string_view kind, std::string_view update) {
-    increment(cache_updates_,
-              "kind=\"" + escape_label(kind) + "\",update=\"" + escape_label(update) + "\"");
+    add_owned(
+        cache_updates_
+            .cell("kind=\"" + escape_label(kind) + "\",update=\"" + escape_label(update) + "\"")
+            .count);
 }
 
 void Metrics::set_cache_synced(std::string_view kind, bool synced) {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(cache_synced_mutex_);
     cache_synced_["kind=\"" + escape_label(kind) + "\""] = synced ? 1 : 0;
-}
-
-void Metrics::increment(std::map<std::string, std::uint64_t>& family, std::string labels) {
-    const std::lock_guard lock(mutex_);
-    ++family[std::move(labels)];
 }
 
 void Metrics::count_certificate_reload(bool ok) {
@@ -118,27 +137,48 @@ void Metrics::count_certificate_reload(bool ok) {
         .fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::write_latency(std::string& out) const {
+    struct Total {
+        std::array<std::uint64_t, latency_buckets.size() + 1> buckets{};
+        double sum = 0;
+    };
+    std::map<std::string, Total, std::less<>> totals;  // path -> summed over threads
+    latency_.for_each([&](std::string_view path, const HistogramCell& cell) {
+        auto at = totals.find(path);
+        if (at == totals.end()) {
+            at = totals.emplace(std::string(path), Total{}).first;
+        }
+        for (std::size_t i = 0; i < cell.buckets.size(); ++i) {
+            at->second.buckets[i] += cell.buckets[i].load(std::memory_order_relaxed);
+        }
+        at->second.sum += cell.sum.load(std::memory_order_relaxed);
+    });
+    family(out, "mdadmit_request_duration_seconds", "histogram",
+           "Time from a request's last byte read to its answer written.");
+    for (const auto& [path, total] : totals) {
+        const std::string path_label = "path=\"" + escape_label(path) + "\"";
+        std::uint64_t cumulative = 0;
+        for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
+            cumulative += total.buckets[i];
+            sample(out, "mdadmit_request_duration_seconds_bucket",
+                   path_label + ",le=\"" + number(latency_buckets[i]) + "\"",
+                   std::to_string(cumulative));
+        }
+        cumulative += total.buckets.back();
+        sample(out, "mdadmit_request_duration_seconds_bucket", path_label + ",le=\"+Inf\"",
+               std::to_string(cumulative));
+        sample(out, "mdadmit_request_duration_seconds_sum", path_label, number(total.sum));
+        sample(out, "mdadmit_request_duration_seconds_count", path_label,
+               std::to_string(cumulative));
+    }
+}
+
 std::string Metrics::exposition() const {
     std::string out;
-    const std::lock_guard lock(mutex_);
     counters(out, "mdadmit_requests_total",
              "HTTP requests answered, by path, status code, operation, verdict and dry run.",
              requests_);
-    family(out, "mdadmit_request_duration_seconds", "histogram",
-           "Time from a request's last byte read to its answer written.");
-    for (const auto& [path, histogram] : latency_) {
-        const std::string path_label = "path=\"" + escape_label(path) + "\"";
-        for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
-            sample(out, "mdadmit_request_duration_seconds_bucket",
-                   path_label + ",le=\"" + number(latency_buckets[i]) + "\"",
-                   std::to_string(histogram.buckets[i]));
-        }
-        sample(out, "mdadmit_request_duration_seconds_bucket", path_label + ",le=\"+Inf\"",
-               std::to_string(histogram.count));
-        sample(out, "mdadmit_request_duration_seconds_sum", path_label, number(histogram.sum));
-        sample(out, "mdadmit_request_duration_seconds_count", path_label,
-               std::to_string(histogram.count));
-    }
+    write_latency(out);
     counters(out, "mdadmit_findings_total", "Rule findings reported, by rule and severity.",
              findings_);
     counters(out, "mdadmit_unjudged_kind_total",
@@ -153,8 +193,11 @@ std::string Metrics::exposition() const {
              cache_updates_);
     family(out, "mdadmit_cluster_cache_synced", "gauge",
            "1 once the cluster cache of a kind holds the cluster's state, else 0.");
-    for (const auto& [labels, synced] : cache_synced_) {
-        sample(out, "mdadmit_cluster_cache_synced", labels, std::to_string(synced));
+    {
+        const std::lock_guard lock(cache_synced_mutex_);
+        for (const auto& [labels, synced] : cache_synced_) {
+            sample(out, "mdadmit_cluster_cache_synced", labels, std::to_string(synced));
+        }
     }
     const auto scalar = [&](std::string_view name, std::string_view type, std::string_view help,
                             auto value) {

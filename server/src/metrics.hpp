@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "per_thread_family.hpp"
+
 namespace mdadmit::server {
 
 // The labels of one answered request.
@@ -20,8 +22,9 @@ struct RequestLabels {
     bool dry_run = false;
 };
 
-// Prometheus metrics of the process, all prefixed mdadmit_. Thread-safe; counters with a
-// fixed shape are atomics, labelled families take a short lock.
+// Prometheus metrics of the process, all prefixed mdadmit_. Thread-safe without a lock on the
+// request path: counters with a fixed shape are atomics, labelled families are counted per
+// thread and summed at scrape.
 class Metrics {
   public:
     // Latency buckets in seconds, up to the apiserver's 30 s webhook ceiling.
@@ -56,22 +59,35 @@ class Metrics {
     std::string exposition() const;
 
   private:
-    void increment(std::map<std::string, std::uint64_t>& family, std::string labels);
+    void write_latency(std::string& out) const;
 
-    struct Histogram {
-        std::array<std::uint64_t, latency_buckets.size()> buckets{};
-        std::uint64_t count = 0;
-        double sum = 0;
+    struct CounterCell {
+        std::atomic<std::uint64_t> count{0};
+        bool empty() const { return count.load(std::memory_order_relaxed) == 0; }
     };
+    // Observations per bucket, not cumulative, so one observation is one write and the
+    // scrape's cumulative counts can never decrease from one bucket to the next. The last
+    // bucket holds observations above the largest bound.
+    struct HistogramCell {
+        std::array<std::atomic<std::uint64_t>, latency_buckets.size() + 1> buckets{};
+        std::atomic<double> sum{0};
+        bool empty() const;
+    };
+    // Label sets a thread keeps apart before they share the overflow labels. The values come
+    // from closed sets (paths, codes, rules, kinds), so real traffic stays far below this.
+    static constexpr std::size_t label_sets_per_thread = 128;
+    using Counters = PerThreadFamily<CounterCell, label_sets_per_thread>;
 
-    mutable std::mutex mutex_;
-    std::map<std::string, std::uint64_t> requests_;       // label set -> count
-    std::map<std::string, Histogram> latency_;            // path -> histogram
-    std::map<std::string, std::uint64_t> findings_;       // label set -> count
-    std::map<std::string, std::uint64_t> unjudged_;       // kind -> count
-    std::map<std::string, std::uint64_t> lookups_;        // result -> count
-    std::map<std::string, std::uint64_t> cache_updates_;  // kind, update -> count
-    std::map<std::string, std::uint64_t> cache_synced_;   // kind -> 0 or 1
+    Counters requests_{
+        "path=\"other\",code=\"0\",operation=\"other\",verdict=\"other\",dry_run=\"false\""};
+    PerThreadFamily<HistogramCell, 16> latency_{"other"};  // by path
+    Counters findings_{"rule=\"other\",severity=\"other\""};
+    Counters unjudged_{"kind=\"other\""};
+    Counters lookups_{"result=\"other\""};
+    Counters cache_updates_{"kind=\"other\",update=\"other\""};
+    // Set by the cluster cache on its own thread, never on the request path.
+    mutable std::mutex cache_synced_mutex_;
+    std::map<std::string, std::uint64_t> cache_synced_;  // kind -> 0 or 1
     std::atomic<std::uint64_t> panics_{0};
     std::atomic<std::uint64_t> tls_handshake_failures_{0};
     std::atomic<std::uint64_t> connections_rejected_{0};

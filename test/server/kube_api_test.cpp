@@ -14,11 +14,11 @@ namespace {
 
 namespace json = boost::json;
 
-const std::string deployments = "/apis/worker.gpustack.ai/v1alpha1/modeldeployments";
+const std::string deployments = "/apis/worker.gpustack.ai/v1/modeldeployments";
 const std::string instance_types = "/apis/worker.gpustack.ai/v1alpha1/instancetypes";
 
 std::string deployment(const std::string& name) {
-    return R"({"apiVersion": "worker.gpustack.ai/v1alpha1", "kind": "ModelDeployment",
+    return R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
     "metadata": {"name": ")" +
            name + R"(", "namespace": "team-a"},
     "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang", "version": "0.5.18"}, "router": {"name": "sglang-gateway"},

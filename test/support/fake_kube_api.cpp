@@ -1,6 +1,5 @@
 #include "fake_kube_api.hpp"
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -15,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <filesystem>
 #include <future>
 #include <vector>
 
@@ -28,7 +28,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::string_view group = "/apis/worker.gpustack.ai/v1alpha1";
+constexpr std::string_view group = "/apis/worker.gpustack.ai/";
 
 struct Event {
     long long version = 0;
@@ -241,8 +241,9 @@ struct FakeKubeApi::State {
 
 FakeKubeApi::FakeKubeApi(std::string token)
     : token_(std::move(token)), state_(std::make_unique<State>()) {
-    const std::string prefix = testing::TempDir() + "/fake-kube-" + std::to_string(::getpid()) +
-                               "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    const std::string prefix = std::filesystem::temp_directory_path().string() + "/fake-kube-" +
+                               std::to_string(::getpid()) + "-" +
+                               std::to_string(reinterpret_cast<std::uintptr_t>(this));
     ca_file_ = prefix + "-ca.crt";
     cert_file_ = prefix + "-tls.crt";
     key_file_ = prefix + "-tls.key";
