@@ -5,16 +5,25 @@
 // design can be run the same way).
 //
 //   mdadmit_pod_storm --webhook build/server/mdadmit-webhook [--deployments 50] [--pods 1000]
-//                     [--concurrency 64] [--api-delay-ms 250]
+//                     [--concurrency 64] [--api-delay-ms 250] [--webhook-threads 1]
+//                     [--split-cpus on|off]
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +42,9 @@
 namespace {
 
 namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 using mdadmit::test::FakeKubeApi;
@@ -47,6 +59,10 @@ struct Options {
     int pods = 1000;
     int concurrency = 64;
     int api_delay_ms = 250;
+    int webhook_threads = 1;
+    // on: the webhook gets CPU 0 and the load generator (and fake API server) the others, so
+    // the webhook's latency is not the scheduler's time slices on a small shared machine.
+    bool split_cpus = std::thread::hardware_concurrency() >= 2;
 };
 
 // A vLLM Server role of two-member replicas with internal data parallelism: member 0 of each
@@ -123,10 +139,10 @@ double percentile(std::vector<double> values, double p) {
     return values[std::min(at, values.size() - 1)];
 }
 
-// The upper bound of the histogram bucket holding the p-th quantile of the server's own
-// /mutate latency (mdadmit_request_duration_seconds), in milliseconds.
-std::string server_quantile(const std::string& metrics, double p) {
-    std::vector<std::pair<double, double>> buckets;  // le, cumulative count
+// The server's own /mutate latency histogram (mdadmit_request_duration_seconds): upper bound
+// in seconds and cumulative count of each bucket.
+std::vector<std::pair<double, double>> server_histogram(const std::string& metrics) {
+    std::vector<std::pair<double, double>> buckets;
     std::istringstream lines(metrics);
     const std::string prefix = "mdadmit_request_duration_seconds_bucket{path=\"/mutate\",le=\"";
     for (std::string line; std::getline(lines, line);) {
@@ -138,16 +154,42 @@ std::string server_quantile(const std::string& metrics, double p) {
         const double count = std::stod(line.substr(line.rfind(' ') + 1));
         buckets.emplace_back(le == "+Inf" ? 1e9 : std::stod(le), count);
     }
+    return buckets;
+}
+
+std::string milliseconds(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds * 1000);
+    return text;
+}
+
+// The upper bound of the bucket holding the p-th quantile, in milliseconds.
+std::string server_quantile(const std::vector<std::pair<double, double>>& buckets, double p) {
     if (buckets.empty() || buckets.back().second == 0) {
         return "n/a";
     }
     const double wanted = p * buckets.back().second;
     for (const auto& [le, count] : buckets) {
         if (count >= wanted) {
-            return le >= 1e9 ? "> 30000" : "<= " + std::to_string(le * 1000).substr(0, 5);
+            return le >= 1e9 ? "> 30000" : "<= " + milliseconds(le);
         }
     }
     return "n/a";
+}
+
+// Requests per bucket, for the buckets that hold any: "<= 0.1: 12, <= 0.25: 300, ...".
+std::string server_distribution(const std::vector<std::pair<double, double>>& buckets) {
+    std::string out;
+    double below = 0;
+    for (const auto& [le, count] : buckets) {
+        if (count > below) {
+            out += (out.empty() ? "" : ", ") +
+                   (le >= 1e9 ? std::string("> 30000") : "<= " + milliseconds(le)) + ": " +
+                   std::to_string(static_cast<long long>(count - below));
+        }
+        below = count;
+    }
+    return out;
 }
 
 Options parse(int argc, char** argv) {
@@ -165,6 +207,10 @@ Options parse(int argc, char** argv) {
             options.concurrency = std::stoi(value);
         } else if (name == "--api-delay-ms") {
             options.api_delay_ms = std::stoi(value);
+        } else if (name == "--webhook-threads") {
+            options.webhook_threads = std::stoi(value);
+        } else if (name == "--split-cpus") {
+            options.split_cpus = value == "on";
         } else {
             throw std::runtime_error("unknown option " + name);
         }
@@ -172,7 +218,7 @@ Options parse(int argc, char** argv) {
     if (options.webhook.empty()) {
         throw std::runtime_error(
             "usage: mdadmit_pod_storm --webhook PATH [--deployments N] [--pods N] "
-            "[--concurrency N] [--api-delay-ms N]");
+            "[--concurrency N] [--api-delay-ms N] [--webhook-threads N] [--split-cpus on|off]");
     }
     return options;
 }
@@ -184,55 +230,101 @@ struct Result {
     int warned = 0;  // answers carrying a warning (the object could not be read)
     int failed = 0;  // no 200 answer
     std::vector<double> latencies_ms;
+    double seconds = 0;  // from the last connection's handshake to the last answer
 };
 
-Result storm(const Options& options, unsigned short port, const mdadmit::test::ClientOptions& tls) {
+// The storm's shared state. Every lane runs on the one client thread, so nothing is locked.
+struct Storm {
+    explicit Storm(asio::io_context& io)
+        : all_connected(io, asio::steady_timer::time_point::max()) {}
+
+    std::vector<std::string> reviews;  // one per Pod, serialized before the clock starts
+    std::size_t next = 0;
+    int lanes_waiting = 0;
+    Clock::time_point started;
+    // Cancelled when every lane has its TLS connection, so that the storm measures Pod reviews
+    // on open connections, as kube-apiserver keeps them, not the handshakes before them.
+    asio::steady_timer all_connected;
     Result result;
-    std::atomic<int> next{0};
-    std::mutex mutex;
-    std::vector<std::thread> clients;
+};
+
+// One of the storm's concurrent connections: it takes the next Pod until none is left. The
+// client is one thread of coroutines, so the load generator takes little of the CPU the
+// webhook needs on a small machine.
+asio::awaitable<void> lane(Storm& storm, ssl::context& tls, unsigned short port,
+                           const Options& options) {
+    beast::ssl_stream<beast::tcp_stream> stream(co_await asio::this_coro::executor, tls);
+    SSL_set_tlsext_host_name(stream.native_handle(), "localhost");
+    stream.set_verify_callback(ssl::host_name_verification("localhost"));
+    bool connected = true;
+    try {
+        co_await beast::get_lowest_layer(stream).async_connect(
+            {asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+        co_await stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
+    } catch (const std::exception&) {
+        connected = false;
+    }
+    if (--storm.lanes_waiting == 0) {
+        storm.started = Clock::now();
+        storm.all_connected.cancel();
+    } else if (connected) {
+        boost::system::error_code cancelled;
+        co_await storm.all_connected.async_wait(
+            asio::redirect_error(asio::use_awaitable, cancelled));
+    }
+    if (!connected) {
+        ++storm.result.failed;
+        co_return;
+    }
+    beast::flat_buffer buffer;
+    while (storm.next < storm.reviews.size()) {
+        const int pod = static_cast<int>(storm.next++);
+        const bool candidate = (pod / options.deployments) % 2 == 0;
+        storm.result.expected += candidate ? 1 : 0;
+        http::request<http::string_body> request{http::verb::post, "/mutate?timeout=2s", 11};
+        request.set(http::field::host, "localhost");
+        request.set(http::field::content_type, "application/json");
+        request.body() = storm.reviews[static_cast<std::size_t>(pod)];
+        request.prepare_payload();
+        http::response<http::string_body> response;
+        const auto started = Clock::now();
+        co_await http::async_write(stream, request, asio::use_awaitable);
+        co_await http::async_read(stream, buffer, response, asio::use_awaitable);
+        storm.result.latencies_ms.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+        if (response.result_int() != 200) {
+            ++storm.result.failed;
+            continue;
+        }
+        const json::value review = json::parse(response.body());
+        const json::object& answer = review.at("response").as_object();
+        const bool patched = answer.contains("patch");
+        storm.result.patched += candidate && patched ? 1 : 0;
+        storm.result.wrongly_patched += !candidate && patched ? 1 : 0;
+        storm.result.warned += answer.contains("warnings") ? 1 : 0;
+    }
+}
+
+Result storm(const Options& options, unsigned short port, const std::string& ca_file) {
+    asio::io_context io;
+    Storm storm(io);
+    storm.lanes_waiting = options.concurrency;
+    for (int pod = 0; pod < options.pods; ++pod) {
+        storm.reviews.push_back(
+            pod_review(pod, pod % options.deployments, (pod / options.deployments) % 2));
+    }
+    ssl::context tls(ssl::context::tls_client);
+    tls.load_verify_file(ca_file);
+    tls.set_verify_mode(ssl::verify_peer);
     for (int c = 0; c < options.concurrency; ++c) {
-        clients.emplace_back([&] {
-            mdadmit::test::HttpsClient client(port, tls);
-            const bool connected = client.connect();
-            Result mine;
-            for (int pod = next++; pod < options.pods; pod = next++) {
-                const int deployment_index = pod % options.deployments;
-                const int member = (pod / options.deployments) % 2;
-                const bool candidate = member == 0;
-                mine.expected += candidate ? 1 : 0;
-                const auto started = Clock::now();
-                const auto response =
-                    connected ? client.request("POST", "/mutate?timeout=2s",
-                                               pod_review(pod, deployment_index, member))
-                              : mdadmit::test::ClientResponse{};
-                mine.latencies_ms.push_back(
-                    std::chrono::duration<double, std::milli>(Clock::now() - started).count());
-                if (response.status != 200) {
-                    ++mine.failed;
-                    continue;
-                }
-                const json::value review = json::parse(response.body);
-                const json::object& answer = review.at("response").as_object();
-                const bool patched = answer.contains("patch");
-                mine.patched += candidate && patched ? 1 : 0;
-                mine.wrongly_patched += !candidate && patched ? 1 : 0;
-                mine.warned += answer.contains("warnings") ? 1 : 0;
-            }
-            const std::lock_guard lock(mutex);
-            result.expected += mine.expected;
-            result.patched += mine.patched;
-            result.wrongly_patched += mine.wrongly_patched;
-            result.warned += mine.warned;
-            result.failed += mine.failed;
-            result.latencies_ms.insert(result.latencies_ms.end(), mine.latencies_ms.begin(),
-                                       mine.latencies_ms.end());
+        asio::co_spawn(io, lane(storm, tls, port, options), [&storm](std::exception_ptr error) {
+            // A lane that lost its connection leaves its Pods to the others.
+            storm.result.failed += error ? 1 : 0;
         });
     }
-    for (auto& client : clients) {
-        client.join();
-    }
-    return result;
+    io.run();
+    storm.result.seconds = std::chrono::duration<double>(Clock::now() - storm.started).count();
+    return storm.result;
 }
 
 int run(const Options& options) {
@@ -248,6 +340,18 @@ int run(const Options& options) {
     mdadmit::test::write_file(directory / "tls.crt", serving.certificate);
     mdadmit::test::write_file(directory / "tls.key", serving.key);
 
+    if (options.split_cpus) {
+        // This process and the threads it starts from here on (the fake API server's, the
+        // client's) keep off CPU 0, which the webhook gets through taskset below.
+        cpu_set_t others;
+        CPU_ZERO(&others);
+        for (int cpu = 1; cpu < CPU_SETSIZE; ++cpu) {
+            CPU_SET(cpu, &others);
+        }
+        if (::sched_setaffinity(0, sizeof others, &others) != 0) {
+            throw std::runtime_error("--split-cpus: cannot leave CPU 0");
+        }
+    }
     FakeKubeApi api(token);
     for (int i = 0; i < options.deployments; ++i) {
         api.put(deployments_path, deployment(i));
@@ -257,27 +361,32 @@ int run(const Options& options) {
     const unsigned short port = free_port();
     const unsigned short health = free_port();
     const auto started = Clock::now();
-    const pid_t webhook = spawn({options.webhook,
-                                 "--cert-file",
-                                 directory / "tls.crt",
-                                 "--key-file",
-                                 directory / "tls.key",
-                                 "--listen",
-                                 "127.0.0.1:" + std::to_string(port),
-                                 "--health-listen",
-                                 "127.0.0.1:" + std::to_string(health),
-                                 "--threads",
-                                 "2",
-                                 "--kube-api-server",
-                                 "127.0.0.1:" + std::to_string(api.port()),
-                                 "--kube-ca-file",
-                                 api.ca_file(),
-                                 "--kube-server-name",
-                                 "localhost",
-                                 "--kube-token-file",
-                                 directory / "token",
-                                 "--log-level",
-                                 "error"});
+    std::vector<std::string> command;
+    if (options.split_cpus) {
+        command = {"/usr/bin/taskset", "--cpu-list", "0"};
+    }
+    command.insert(command.end(), {options.webhook,
+                                   "--cert-file",
+                                   directory / "tls.crt",
+                                   "--key-file",
+                                   directory / "tls.key",
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--health-listen",
+                                   "127.0.0.1:" + std::to_string(health),
+                                   "--threads",
+                                   std::to_string(options.webhook_threads),
+                                   "--kube-api-server",
+                                   "127.0.0.1:" + std::to_string(api.port()),
+                                   "--kube-ca-file",
+                                   api.ca_file(),
+                                   "--kube-server-name",
+                                   "localhost",
+                                   "--kube-token-file",
+                                   directory / "token",
+                                   "--log-level",
+                                   "error"});
+    const pid_t webhook = spawn(command);
     bool ready = false;
     while (!ready && Clock::now() - started < std::chrono::seconds(30)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -287,11 +396,7 @@ int run(const Options& options) {
         std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     const int gets_before = api.gets();
 
-    mdadmit::test::ClientOptions tls;
-    tls.ca_file = directory / "ca.crt";
-    const auto storm_started = Clock::now();
-    const Result result = ready ? storm(options, port, tls) : Result{};
-    const double storm_s = std::chrono::duration<double>(Clock::now() - storm_started).count();
+    const Result result = ready ? storm(options, port, directory / "ca.crt") : Result{};
     const std::string metrics = mdadmit::test::plain_get(health, "/metrics").second;
 
     ::kill(webhook, SIGKILL);
@@ -317,9 +422,12 @@ int run(const Options& options) {
         api.watches(instance_types_path), api.gets(), api.gets() - gets_before);
     std::printf("client latency ms: p50 %.2f, p99 %.2f, max %.2f; storm took %.2f s\n",
                 percentile(result.latencies_ms, 0.50), percentile(result.latencies_ms, 0.99),
-                percentile(result.latencies_ms, 1.0), storm_s);
+                percentile(result.latencies_ms, 1.0), result.seconds);
+    const auto histogram = server_histogram(metrics);
     std::printf("server /mutate latency ms (histogram bucket): p50 %s, p99 %s\n",
-                server_quantile(metrics, 0.50).c_str(), server_quantile(metrics, 0.99).c_str());
+                server_quantile(histogram, 0.50).c_str(), server_quantile(histogram, 0.99).c_str());
+    std::printf("server /mutate requests per bucket (ms): %s\n",
+                server_distribution(histogram).c_str());
     // The target: every Pod labelled as it should be, from the cache (no GET while Pods wait).
     const bool met = result.patched == result.expected && result.wrongly_patched == 0 &&
                      api.gets() == gets_before;
