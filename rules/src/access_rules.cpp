@@ -77,11 +77,11 @@ void topology(const RuleContext& ctx, FindingSink& sink) {
         const std::string path = role.path() + ".topology.requiredLevel";
         if (!is_qualified_name(*level)) {
             sink.report(
-                "topology", path,
+                RuleId::topology, path,
                 code(*level) + " on role " + code(role.role->name) + " is not a topology label key",
                 "name a node label key, e.g. topology.kubernetes.io/zone");
         } else if (*level == hostname_label) {
-            sink.report("topology", path,
+            sink.report(RuleId::topology, path,
                         std::string(hostname_label) +
                             " cannot be required: a replica's members are not kept on one Node",
                         "remove requiredLevel, or name a wider level such as a rack or zone label");
@@ -145,7 +145,7 @@ void host_access(const RuleContext& ctx, FindingSink& sink) {
         const Role* stored = stored_facts != nullptr ? stored_facts->role : nullptr;
         if (role.role->privileged && !settings.privileged_allowed &&
             !(stored != nullptr && stored->privileged)) {
-            sink.report("host-access", role.path() + ".privileged",
+            sink.report(RuleId::host_access, role.path() + ".privileged",
                         "role " + code(role.role->name) + " asks for privileged mode, which is off",
                         "remove privileged, or allow it with the privilegedAllowed setting");
         }
@@ -156,7 +156,7 @@ void host_access(const RuleContext& ctx, FindingSink& sink) {
         const auto& volumes = role.role->additional_volumes;
         for (std::size_t k = 0; k < volumes.size(); ++k) {
             if (volumes[k].host_path && !host_path_held(held, volumes[k])) {
-                sink.report("host-access",
+                sink.report(RuleId::host_access,
                             role.path() + ".additionalVolumes[" + std::to_string(k) + "].hostPath",
                             "role " + code(role.role->name) + " mounts host path " +
                                 code(*volumes[k].host_path) + "; host paths are off",
@@ -184,7 +184,7 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
                                spells(flag.name, a.flag, a.shortest_prefix, spelling);
                     });
                 if (owned != artifact.args.end()) {
-                    sink.report("artifact-ref", role.arg_path(flag.flag_index),
+                    sink.report(RuleId::artifact_ref, role.arg_path(flag.flag_index),
                                 code(std::string(flag.name)) + why + ": " + owned->reason,
                                 "remove it, or take the role over with `command`");
                 }
@@ -192,7 +192,8 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
             const auto& env = role.role->env;
             for (std::size_t k = 0; k < env.size(); ++k) {
                 if (artifact.env.owns(ctx.model.engine, env[k].name)) {
-                    sink.report("artifact-ref", role.path() + ".env[" + std::to_string(k) + "]",
+                    sink.report(RuleId::artifact_ref,
+                                role.path() + ".env[" + std::to_string(k) + "]",
                                 code(env[k].name) + why + " and reaches them with its credential",
                                 "remove it, or take the role over with `command`");
                 }
@@ -208,7 +209,7 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
             for (const auto& reserved : artifact.mount_paths) {
                 if (encloses(mount, reserved) || encloses(reserved, mount)) {
                     sink.report(
-                        "artifact-ref",
+                        RuleId::artifact_ref,
                         role.path() + ".additionalVolumes[" + std::to_string(k) + "].mountPath",
                         code(mount) + " overlaps " + code(reserved) +
                             ", where the operator mounts the artifact's weights",
@@ -221,9 +222,9 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"topology", topology},
-    RuleDefinition{"host-access", host_access},
-    RuleDefinition{"artifact-ref", artifact_ref},
+    RuleDefinition{RuleId::topology, topology},
+    RuleDefinition{RuleId::host_access, host_access},
+    RuleDefinition{RuleId::artifact_ref, artifact_ref},
 };
 
 }  // namespace

@@ -32,29 +32,29 @@ void elastic_shape(const RuleContext& ctx, const RoleFacts& role, const std::str
                    FindingSink& sink) {
     const Role& r = *role.role;
     if (ctx.facts.roles.size() != 1) {
-        sink.report("elastic-ep", role.path() + ".elasticEp",
+        sink.report(RuleId::elastic_ep, role.path() + ".elasticEp",
                     who + " must be the deployment's only role; it has " +
                         std::to_string(ctx.facts.roles.size()),
                     "deploy the Elastic EP role in its own ModelDeployment");
     }
     if (r.kind != RoleKind::server) {
-        sink.report("elastic-ep", role.path() + ".kind",
+        sink.report(RuleId::elastic_ep, role.path() + ".kind",
                     who + " must be of kind Server, not " + std::string(to_string(r.kind)),
                     "set kind: Server, or remove elasticEp");
     }
     if (r.replicas != 1) {
-        sink.report("elastic-ep", role.path() + ".replicas",
+        sink.report(RuleId::elastic_ep, role.path() + ".replicas",
                     who + " runs one replica, not " + std::to_string(r.replicas),
                     "set replicas: 1 and grow elasticEp.width instead");
     }
     if (r.size != 1) {
-        sink.report("elastic-ep", role.path() + ".size",
+        sink.report(RuleId::elastic_ep, role.path() + ".size",
                     who + " runs one member per replica, not " + std::to_string(r.size),
                     "set size: 1; the operator adds the collective's members");
     }
     // A width out of its range is the structural check's, as the CRD bounds it (2 to 64).
     if (!r.elastic_ep_width) {
-        sink.report("elastic-ep", role.path() + ".elasticEp.width",
+        sink.report(RuleId::elastic_ep, role.path() + ".elasticEp.width",
                     who + " names no width: the number of engines in the collective",
                     "set elasticEp.width from 2 to 64, the master included");
     }
@@ -64,18 +64,18 @@ void elastic_resources(const RoleFacts& role, const std::string& who, std::int64
                        FindingSink& sink) {
     const Resources& resources = role.role->resources;
     if (resources.sliced() || resources.partitioned()) {
-        sink.report("elastic-ep", role.path() + ".resources",
+        sink.report(RuleId::elastic_ep, role.path() + ".resources",
                     who + " uses whole accelerators, not slices or partitions",
                     "remove the slice percentages and the partition profile");
     }
     if (resources.interface_count && !resources.interface_count->is_zero()) {
-        sink.report("elastic-ep", role.path() + ".resources.interface",
+        sink.report(RuleId::elastic_ep, role.path() + ".resources.interface",
                     who + " requests " + resources.interface_count->text() +
                         " fabric interfaces; the elastic profile takes none",
                     "remove resources.interface");
     }
     if (resources.accelerator && resources.accelerator->whole_count() != tp) {
-        sink.report("elastic-ep", role.path() + ".resources.accelerator",
+        sink.report(RuleId::elastic_ep, role.path() + ".resources.accelerator",
                     who + " has resources.accelerator " + resources.accelerator->text() +
                         " but a tensor-parallel size of " + std::to_string(tp) +
                         "; each member holds exactly one tensor-parallel group",
@@ -89,7 +89,7 @@ void elastic_owned(const RuleContext& ctx, const RoleFacts& role, const std::str
     for (const auto& flag : role.args.flags()) {
         for (const auto& owned : ctx.data.elastic_ep_owned_flags) {
             if (spells(flag.name, owned, "", spelling)) {
-                sink.report("elastic-ep", role.arg_path(flag.flag_index),
+                sink.report(RuleId::elastic_ep, role.arg_path(flag.flag_index),
                             code(std::string(flag.name)) + " on " + who +
                                 " is set by the operator, which wires the collective's "
                                 "data parallelism",
@@ -103,7 +103,7 @@ void elastic_owned(const RuleContext& ctx, const RoleFacts& role, const std::str
     for (std::size_t k = 0; k < env.size(); ++k) {
         const auto& owned = ctx.data.elastic_ep_owned_env;
         if (std::find(owned.begin(), owned.end(), env[k].name) != owned.end()) {
-            sink.report("elastic-ep", role.path() + ".env[" + std::to_string(k) + "]",
+            sink.report(RuleId::elastic_ep, role.path() + ".env[" + std::to_string(k) + "]",
                         code(env[k].name) + " on " + who +
                             " is set by the operator, which wires the collective",
                         "remove it from spec.roles[" + std::to_string(role.role->index) + "].env");
@@ -119,14 +119,14 @@ void elastic_ep(const RuleContext& ctx, FindingSink& sink) {
         }
         const std::string who = "Elastic EP role " + code(r.name);
         if (ctx.model.engine != EngineKind::vllm) {
-            sink.report("elastic-ep", role.path() + ".elasticEp",
+            sink.report(RuleId::elastic_ep, role.path() + ".elasticEp",
                         who + " needs vLLM; spec.engine.name is " + code(ctx.model.engine_name),
                         "remove elasticEp, or serve with vLLM");
             continue;
         }
         elastic_shape(ctx, role, who, sink);
         if (r.takes_over()) {
-            sink.report("elastic-ep", role.path() + ".command",
+            sink.report(RuleId::elastic_ep, role.path() + ".command",
                         who + " is managed by the operator and cannot set command",
                         "pass engine flags in extraArgs instead");
             continue;
@@ -137,7 +137,7 @@ void elastic_ep(const RuleContext& ctx, FindingSink& sink) {
             continue;  // parallelism reports the malformed degree
         }
         if (declared.value("pipeline") != 1 || declared.value("prefill-context") != 1) {
-            sink.report("elastic-ep", role.path() + ".extraArgs",
+            sink.report(RuleId::elastic_ep, role.path() + ".extraArgs",
                         who +
                             " holds one tensor-parallel group per member; its pipeline and "
                             "prefill-context parallel sizes must be 1",
@@ -146,7 +146,7 @@ void elastic_ep(const RuleContext& ctx, FindingSink& sink) {
         elastic_resources(role, who, declared.value("tensor"), sink);
         const std::int64_t max_dp = max_data_parallel(declared);
         if (r.elastic_ep_width && max_dp > 0 && *r.elastic_ep_width > max_dp) {
-            sink.report("elastic-ep", role.path() + ".elasticEp.width",
+            sink.report(RuleId::elastic_ep, role.path() + ".elasticEp.width",
                         who + " has width " + std::to_string(*r.elastic_ep_width) +
                             ", above its --elastic-ep-max-dp-size " + std::to_string(max_dp),
                         "lower elasticEp.width, or raise --elastic-ep-max-dp-size");
@@ -171,7 +171,7 @@ void elastic_frozen(const RuleContext& ctx, const Role& role, const Role& before
     const DeclaredParallelism then = elastic_parallelism(ctx.data, before);
     if (now.problems.empty() && then.problems.empty()) {
         if (now.value("tensor") != then.value("tensor")) {
-            sink.report("elastic-ep-update", path + ".extraArgs",
+            sink.report(RuleId::elastic_ep_update, path + ".extraArgs",
                         "the tensor-parallel size of Elastic EP role " + code(role.name) +
                             " cannot change from " + std::to_string(then.value("tensor")) + " to " +
                             std::to_string(now.value("tensor")),
@@ -181,7 +181,7 @@ void elastic_frozen(const RuleContext& ctx, const Role& role, const Role& before
             const auto shown = [](std::int64_t v) {
                 return v == 0 ? std::string("unset") : std::to_string(v);
             };
-            sink.report("elastic-ep-update", path + ".extraArgs",
+            sink.report(RuleId::elastic_ep_update, path + ".extraArgs",
                         "--elastic-ep-max-dp-size of Elastic EP role " + code(role.name) +
                             " is fixed at creation (was " + shown(max_data_parallel(then)) +
                             ", now " + shown(max_data_parallel(now)) + ")",
@@ -189,7 +189,7 @@ void elastic_frozen(const RuleContext& ctx, const Role& role, const Role& before
         }
     }
     if (role.instance_type.value_or("") != before.instance_type.value_or("")) {
-        sink.report("elastic-ep-update", path + ".instanceType",
+        sink.report(RuleId::elastic_ep_update, path + ".instanceType",
                     "the instanceType of Elastic EP role " + code(role.name) +
                         " cannot change: its members were admitted against " +
                         code(before.instance_type.value_or("")),
@@ -197,7 +197,7 @@ void elastic_frozen(const RuleContext& ctx, const Role& role, const Role& before
     }
     if (!same_resources(role.resources, before.resources)) {
         sink.report(
-            "elastic-ep-update", path + ".resources",
+            RuleId::elastic_ep_update, path + ".resources",
             "the resources of Elastic EP role " + code(role.name) + " cannot change after creation",
             "restore them as they were, or create a new ModelDeployment");
     }
@@ -222,7 +222,7 @@ void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
         const RoleFacts* stored = ctx.stored(role.name);
         if (stored == nullptr) {
             if (role.has_elastic_ep && old_elastic != nullptr) {
-                sink.report("elastic-ep-update", path + ".name",
+                sink.report(RuleId::elastic_ep_update, path + ".name",
                             "elasticEp must stay on role " + code(old_elastic->name) +
                                 ", the role it was created with",
                             "keep the role " + code(old_elastic->name));
@@ -231,7 +231,7 @@ void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
         }
         const Role& before = *stored->role;
         if (before.has_elastic_ep != role.has_elastic_ep) {
-            sink.report("elastic-ep-update", path + ".elasticEp",
+            sink.report(RuleId::elastic_ep_update, path + ".elasticEp",
                         "elasticEp cannot be " +
                             std::string(role.has_elastic_ep ? "added to" : "removed from") +
                             " role " + code(role.name) + " after creation",
@@ -244,7 +244,7 @@ void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
         if (before.elastic_ep_width &&
             (!role.elastic_ep_width || *role.elastic_ep_width < *before.elastic_ep_width)) {
             sink.report(
-                "elastic-ep-update", path + ".elasticEp.width",
+                RuleId::elastic_ep_update, path + ".elasticEp.width",
                 "elasticEp.width of role " + code(role.name) + " cannot shrink from " +
                     std::to_string(*before.elastic_ep_width) +
                     (role.elastic_ep_width ? " to " + std::to_string(*role.elastic_ep_width)
@@ -256,8 +256,8 @@ void elastic_ep_update(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"elastic-ep", elastic_ep},
-    RuleDefinition{"elastic-ep-update", elastic_ep_update},
+    RuleDefinition{RuleId::elastic_ep, elastic_ep},
+    RuleDefinition{RuleId::elastic_ep_update, elastic_ep_update},
 };
 
 }  // namespace

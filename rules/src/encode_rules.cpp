@@ -24,7 +24,7 @@ void encode_shape(const RuleContext& ctx, FindingSink& sink) {
         return;
     }
     for (std::size_t i = 1; i < encoders.size(); ++i) {
-        sink.report("encode-shape", encoders[i]->path() + ".kind",
+        sink.report(RuleId::encode_shape, encoders[i]->path() + ".kind",
                     "at most one Encode role; roles " + code(encoders[0]->role->name) + " and " +
                         code(encoders[i]->role->name) + " are both Encode",
                     "keep one Encode role and scale it with replicas");
@@ -41,7 +41,7 @@ void encode_shape(const RuleContext& ctx, FindingSink& sink) {
     }
     if (!missing.empty()) {
         sink.report(
-            "encode-shape", encoders[0]->path() + ".kind",
+            RuleId::encode_shape, encoders[0]->path() + ".kind",
             "Encode role " + code(encoders[0]->role->name) + " needs " +
                 join(missing, ", ", " and ") + " beside it",
             "add the missing parts, or remove the Encode role and serve with a Server role");
@@ -72,7 +72,7 @@ void encode_matrix(const RuleContext& ctx, FindingSink& sink) {
             for (const auto& r : ctx.data.encode_matrix) {
                 admitted.push_back(r.router + " + " + std::string(to_string(r.engine)));
             }
-            sink.report("encode-matrix", encoder->path(),
+            sink.report(RuleId::encode_matrix, encoder->path(),
                         "Encode is not admitted on " + router->name + " + " + engine +
                             "; admitted: " + join(admitted, ", ", ", "),
                         "use a router and engine of an admitted row");
@@ -97,7 +97,7 @@ void encode_matrix(const RuleContext& ctx, FindingSink& sink) {
         message += alternatives.empty()
                        ? "; no router admits Encode on " + engine + " + " + platform
                        : "; use " + join(alternatives, ", ", " or ");
-        sink.report("encode-matrix", encoder->path(), std::move(message),
+        sink.report(RuleId::encode_matrix, encoder->path(), std::move(message),
                     "move the deployment to an admitted platform, or change the router");
     }
 }
@@ -117,16 +117,16 @@ void encode_platform_unknown(const RuleContext& ctx, FindingSink& sink) {
             : encoder->instance_type == nullptr
                 ? "InstanceType " + code(*instance_type) + " unknown"
                 : "InstanceType " + code(*instance_type) + " has no manufacturer yet";
-        sink.report("encode-platform-unknown", encoder->path() + ".instanceType",
+        sink.report(RuleId::encode_platform_unknown, encoder->path() + ".instanceType",
                     why + "; Encode matrix unchecked",
                     "name an InstanceType whose status.detail.manufacturer is set");
     }
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"encode-shape", encode_shape},
-    RuleDefinition{"encode-matrix", encode_matrix},
-    RuleDefinition{"encode-platform-unknown", encode_platform_unknown},
+    RuleDefinition{RuleId::encode_shape, encode_shape},
+    RuleDefinition{RuleId::encode_matrix, encode_matrix},
+    RuleDefinition{RuleId::encode_platform_unknown, encode_platform_unknown},
 };
 
 }  // namespace

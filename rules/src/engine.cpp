@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 #include <unordered_set>
 
 #include "mdadmit/rules/decode.hpp"
@@ -13,7 +12,6 @@ namespace mdadmit::rules {
 namespace {
 
 // The rule that reports structural problems; every other rule is a semantic one.
-constexpr std::string_view schema_rule = "schema";
 
 std::vector<RuleDefinition> all_rules() {
     std::vector<RuleDefinition> out;
@@ -49,7 +47,7 @@ struct Engine::State {
     EngineOptions options;
     SchemaCheck schema;
     std::vector<RuleDefinition> rules;
-    std::vector<std::pair<std::string, Severity>> severities;
+    FindingSink::Severities severities{};
 };
 
 Engine::Engine(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -58,35 +56,34 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;
 
 Result<Engine> Engine::create(RuleData data, EngineOptions options) {
-    std::vector<RuleDefinition> rules = all_rules();
-    // The data file's catalogue and the compiled rules must name the same ids, so a rule
-    // cannot run without a documented severity, nor be documented without running.
-    std::set<std::string> implemented{std::string(schema_rule)};
-    for (const auto& rule : rules) {
-        implemented.insert(std::string(rule.id));
-        if (data.rule(rule.id) == nullptr) {
-            return Error{"rule data: rule \"" + std::string(rule.id) +
+    // The data file's catalogue must list every rule this build implements (RuleId, which is
+    // generated from the built-in catalogue) and no other, so a rule cannot run without a
+    // documented severity, nor be documented without running.
+    for (const std::string_view id : rule_id_texts) {
+        if (data.rule(id) == nullptr) {
+            return Error{"rule data: rule \"" + std::string(id) +
                          "\" is implemented but missing from the rules list"};
         }
     }
+    FindingSink::Severities severities{};
     for (const auto& info : data.rules) {
-        if (implemented.count(info.id) == 0) {
+        const auto id = rule_id(info.id);
+        if (!id) {
             return Error{"rule data: rule \"" + info.id + "\" is listed but not implemented"};
         }
+        Severity severity = info.severity;
+        if (*id == RuleId::encode_platform_unknown && options.encode_platform_unknown_severity) {
+            severity = *options.encode_platform_unknown_severity;
+        }
+        severities[static_cast<std::size_t>(*id)] = severity;
     }
     // Rules run, and findings come, in the order of the data file's catalogue.
-    const auto position = [&](std::string_view id) { return data.rule(id) - data.rules.data(); };
+    std::vector<RuleDefinition> rules = all_rules();
+    const auto position = [&](RuleId id) { return data.rule(id_text(id)) - data.rules.data(); };
     std::stable_sort(rules.begin(), rules.end(),
                      [&](const auto& a, const auto& b) { return position(a.id) < position(b.id); });
     auto state = std::make_unique<State>(
-        State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), {}});
-    for (const auto& info : state->data.rules) {
-        Severity severity = info.severity;
-        if (info.id == "encode-platform-unknown" && options.encode_platform_unknown_severity) {
-            severity = *options.encode_platform_unknown_severity;
-        }
-        state->severities.emplace_back(info.id, severity);
-    }
+        State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), severities});
     return Engine(std::move(state));
 }
 
@@ -119,7 +116,7 @@ Evaluation Engine::evaluate(const Review& review) const {
         structural = with_schema_problems(state_->schema.check(review.object), structural);
     }
     for (const auto& problem : structural) {
-        sink.report(schema_rule, problem.path, problem.message,
+        sink.report(RuleId::schema, problem.path, problem.message,
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");
     }
     // The semantic rules judge what is well-formed: the decoder left malformed values absent.

@@ -51,7 +51,7 @@ void engine_owned_args(const RuleContext& ctx, FindingSink& sink) {
                     flag.name == owned.flag
                         ? code(owned.flag)
                         : code(std::string(flag.name)) + " (read as " + code(owned.flag) + ")";
-                sink.report("engine-owned-args", role.arg_path(flag.flag_index),
+                sink.report(RuleId::engine_owned_args, role.arg_path(flag.flag_index),
                             spelled + " is set by the operator on role " + code(role.role->name) +
                                 ": " + owned.reason,
                             "remove it; " + command_escape);
@@ -71,7 +71,7 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
         const DeclaredParallelism declared =
             read_parallelism(*table, role.args, role.args_field, role.role->env, spelling);
         for (const auto& problem : declared.problems) {
-            sink.report("parallelism", role.path() + "." + problem.field,
+            sink.report(RuleId::parallelism, role.path() + "." + problem.field,
                         code(problem.written) + " on role " + code(role.role->name) +
                             (problem.value ? " is " + code(*problem.value) : " has no value") +
                             "; it takes a whole number of at least " +
@@ -101,15 +101,15 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
             message += "; size " + std::to_string(role.role->size) +
                        " does not help, the width is per member";
         }
-        sink.report("parallelism", role.path() + ".resources.accelerator", std::move(message),
+        sink.report(RuleId::parallelism, role.path() + ".resources.accelerator", std::move(message),
                     "set resources.accelerator to " + std::to_string(width.accelerators) +
                         ", or lower the parallel sizes");
     }
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"engine-owned-args", engine_owned_args},
-    RuleDefinition{"parallelism", parallelism},
+    RuleDefinition{RuleId::engine_owned_args, engine_owned_args},
+    RuleDefinition{RuleId::parallelism, parallelism},
 };
 
 }  // namespace

@@ -32,7 +32,7 @@ void instance_type_exists(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const auto& name = role.role->instance_type;
         if (name && !name->empty() && role.instance_type == nullptr) {
-            sink.report("instance-type-exists", role.path() + ".instanceType",
+            sink.report(RuleId::instance_type_exists, role.path() + ".instanceType",
                         "InstanceType " + code(*name) + " of role " + code(role.role->name) +
                             " does not exist",
                         "name an InstanceType of the cluster (kubectl get instancetypes)");
@@ -54,7 +54,7 @@ void instance_type_capacity(const RuleContext& ctx, FindingSink& sink) {
         const Quantity& asked = *resources.accelerator;
         const std::string& type_name = *role.role->instance_type;
         if (asked.is_zero() && roles_per_type[type_name] > 1) {
-            sink.report("instance-type-capacity", resources_path(role) + ".accelerator",
+            sink.report(RuleId::instance_type_capacity, resources_path(role) + ".accelerator",
                         "role " + code(role.role->name) + " asks for 0 accelerators on " +
                             code(type_name) +
                             ", an acceleratable type its queue counts only in accelerators",
@@ -67,7 +67,7 @@ void instance_type_capacity(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         sink.report(
-            "instance-type-capacity", resources_path(role) + ".accelerator",
+            RuleId::instance_type_capacity, resources_path(role) + ".accelerator",
             "role " + code(role.role->name) + " asks for " + asked.text() +
                 " whole accelerators; InstanceType " + code(type_name) + " has " +
                 type->capacity->text() + " in its pool",
@@ -80,7 +80,7 @@ void exactly_one(const RoleFacts& role, std::string_view request, FindingSink& s
     if (asked && asked->whole_count() == 1) {
         return;
     }
-    sink.report("instance-type-slicing", resources_path(role) + ".accelerator",
+    sink.report(RuleId::instance_type_slicing, resources_path(role) + ".accelerator",
                 "role " + code(role.role->name) + " asks for " +
                     (asked ? asked->text() : std::string("no")) + " accelerators; a " +
                     std::string(request) + " request takes exactly 1",
@@ -101,12 +101,12 @@ void instance_type_slicing(const RuleContext& ctx, FindingSink& sink) {
         if (resources.partitioned()) {
             const std::string path = resources_path(role) + ".acceleratorPartitionedProfile";
             if (!type->partitioning) {
-                sink.report("instance-type-slicing", path,
+                sink.report(RuleId::instance_type_slicing, path,
                             "InstanceType " + code(type_name) + " of role " +
                                 code(role.role->name) + " offers no hardware partitions",
                             "use whole accelerators, or an InstanceType that partitions them");
             } else if (!type->offers_profile(*resources.partitioned_profile)) {
-                sink.report("instance-type-slicing", path,
+                sink.report(RuleId::instance_type_slicing, path,
                             "InstanceType " + code(type_name) + " offers no partition profile " +
                                 code(*resources.partitioned_profile),
                             "use one of: " + join(type->partition_profiles, ", ", ", "));
@@ -115,7 +115,7 @@ void instance_type_slicing(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         if (!type->logical_slicing) {
-            sink.report("instance-type-slicing",
+            sink.report(RuleId::instance_type_slicing,
                         resources_path(role) + ".acceleratorSlicedMemoryPercentage",
                         "InstanceType " + code(type_name) + " of role " + code(role.role->name) +
                             " offers no logical slicing",
@@ -144,7 +144,7 @@ void pd_slice_group(const RuleContext& ctx, FindingSink& sink) {
             if (group != decode->instance_type->accelerator_group) {
                 continue;
             }
-            sink.report("pd-slice-group", "spec.roles",
+            sink.report(RuleId::pd_slice_group, "spec.roles",
                         "roles " + code(prefill->role->name) + " and " + code(decode->role->name) +
                             " both take logical slices from accelerator group " + code(group) +
                             "; both halves could land on one card",
@@ -200,7 +200,7 @@ void interface_transport(const RuleContext& ctx, FindingSink& sink) {
         if (!protocol || *protocol == "rdma" || *protocol == "efa") {
             continue;
         }
-        sink.report("interface-transport", resources_path(role) + ".interface",
+        sink.report(RuleId::interface_transport, resources_path(role) + ".interface",
                     "role " + code(role.role->name) + " requests " + count->text() +
                         " fabric interfaces but has no RDMA or EFA transfer leg to use them" +
                         (protocol->empty() ? std::string() : " (kvTransfer: " + *protocol + ")"),
@@ -210,11 +210,11 @@ void interface_transport(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"instance-type-exists", instance_type_exists},
-    RuleDefinition{"instance-type-capacity", instance_type_capacity},
-    RuleDefinition{"instance-type-slicing", instance_type_slicing},
-    RuleDefinition{"pd-slice-group", pd_slice_group},
-    RuleDefinition{"interface-transport", interface_transport},
+    RuleDefinition{RuleId::instance_type_exists, instance_type_exists},
+    RuleDefinition{RuleId::instance_type_capacity, instance_type_capacity},
+    RuleDefinition{RuleId::instance_type_slicing, instance_type_slicing},
+    RuleDefinition{RuleId::pd_slice_group, pd_slice_group},
+    RuleDefinition{RuleId::interface_transport, interface_transport},
 };
 
 }  // namespace

@@ -20,14 +20,14 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
         listing.push_back(role.role->name + " " + std::to_string(role.serving_port));
     }
     if (ports.size() > 1) {
-        sink.report("port-uniformity", "spec.router",
+        sink.report(RuleId::port_uniformity, "spec.router",
                     "routed roles serve on different ports: " + join(listing, ", ", ", "),
                     "give every role the same serving port (ports[0].port, else --port, else " +
                         std::to_string(ctx.data.default_serving_port) + ")");
     }
     for (const auto& role : ctx.facts.roles) {
         if (!role.role->ports.empty() && role.role->ports.front().protocol != "TCP") {
-            sink.report("port-uniformity", role.path() + ".ports[0].protocol",
+            sink.report(RuleId::port_uniformity, role.path() + ".ports[0].protocol",
                         "serving port of role " + code(role.role->name) + " uses " +
                             role.role->ports.front().protocol + "; routed roles serve over TCP",
                         "set protocol: TCP or remove it");
@@ -35,7 +35,7 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
         for (const auto& flag : role.args.flags()) {
             const auto& ssl = ctx.data.ssl_flags;
             if (std::find(ssl.begin(), ssl.end(), flag.key) != ssl.end()) {
-                sink.report("port-uniformity", role.arg_path(flag.flag_index),
+                sink.report(RuleId::port_uniformity, role.arg_path(flag.flag_index),
                             "role " + code(role.role->name) + " passes " + code(flag.name) +
                                 "; routed roles serve plain HTTP",
                             "remove it; the router speaks plain HTTP to the roles");
@@ -67,7 +67,7 @@ void multiport_refused(const RuleContext& ctx, FindingSink& sink) {
             }
         }
         if (const FlagOccurrence* multiport = role.args.last(shapes[2].names)) {
-            sink.report("multiport-refused", role.arg_path(multiport->flag_index),
+            sink.report(RuleId::multiport_refused, role.arg_path(multiport->flag_index),
                         code(multiport->name) +
                             " starts vLLM's MultiPort mode, which serves on "
                             "extra, incremented ports",
@@ -76,7 +76,7 @@ void multiport_refused(const RuleContext& ctx, FindingSink& sink) {
         if (present.size() > 1) {
             std::sort(present.begin(), present.end(),
                       [](const auto* a, const auto* b) { return a->flag_index < b->flag_index; });
-            sink.report("multiport-refused", role.arg_path(present.back()->flag_index),
+            sink.report(RuleId::multiport_refused, role.arg_path(present.back()->flag_index),
                         code(present.back()->name) + " and " + code(present.front()->name) +
                             " derive different data-parallel load-balancing shapes",
                         "keep one of them");
@@ -93,7 +93,7 @@ void decoder_proxy_port(const RuleContext& ctx, FindingSink& sink) {
         if (flag == nullptr || role.args.integer({"--port"}) != role.serving_port) {
             continue;
         }
-        sink.report("decoder-proxy-port", role.arg_path(flag->value_index),
+        sink.report(RuleId::decoder_proxy_port, role.arg_path(flag->value_index),
                     "--port " + std::to_string(role.serving_port) + " on Decode role " +
                         code(role.role->name) +
                         " is the port its decode sidecar publishes; vLLM listens behind it",
@@ -123,7 +123,7 @@ void declared_port_mismatch(const RuleContext& ctx, FindingSink& sink) {
         if (flag == nullptr || !passed || *passed == declared) {
             continue;
         }
-        sink.report("declared-port-mismatch", role.arg_path(flag->value_index),
+        sink.report(RuleId::declared_port_mismatch, role.arg_path(flag->value_index),
                     "--port " + std::to_string(*passed) + " differs from the port role " +
                         code(role.role->name) + " declares (" + std::to_string(declared) + ")",
                     "make ports[0].port and --port the same, or drop --port");
@@ -176,7 +176,7 @@ bool passed_collision_held(const RuleContext& ctx, const RoleFacts& role, std::i
 void reserved_port(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const auto report = [&](const ReservedPorts& entry, std::string path, std::int64_t port) {
-            sink.report("reserved-port", std::move(path),
+            sink.report(RuleId::reserved_port, std::move(path),
                         "port " + std::to_string(port) + " is reserved on " +
                             std::string(to_string(role.role->kind)) + " role " +
                             code(role.role->name) + ": " + entry.reason,
@@ -205,11 +205,11 @@ void reserved_port(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"port-uniformity", port_uniformity},
-    RuleDefinition{"multiport-refused", multiport_refused},
-    RuleDefinition{"decoder-proxy-port", decoder_proxy_port},
-    RuleDefinition{"declared-port-mismatch", declared_port_mismatch},
-    RuleDefinition{"reserved-port", reserved_port},
+    RuleDefinition{RuleId::port_uniformity, port_uniformity},
+    RuleDefinition{RuleId::multiport_refused, multiport_refused},
+    RuleDefinition{RuleId::decoder_proxy_port, decoder_proxy_port},
+    RuleDefinition{RuleId::declared_port_mismatch, declared_port_mismatch},
+    RuleDefinition{RuleId::reserved_port, reserved_port},
 };
 
 }  // namespace

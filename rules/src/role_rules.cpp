@@ -21,7 +21,7 @@ void role_kinds(const RuleContext& ctx, FindingSink& sink) {
         }
         if (server != nullptr) {
             sink.report(
-                "role-kinds", role.path() + ".kind",
+                RuleId::role_kinds, role.path() + ".kind",
                 "Server role " + code(server->role->name) + " cannot be combined with " +
                     std::string(to_string(kind)) + " role " + code(role.role->name),
                 "serve either with Server roles, or with Prefill and Decode (and Encode) roles");
@@ -31,7 +31,7 @@ void role_kinds(const RuleContext& ctx, FindingSink& sink) {
         const RoleFacts* first = ctx.facts.first_of_kind(kind);
         if (kind != RoleKind::encode && first != &role) {
             sink.report(
-                "role-kinds", role.path() + ".kind",
+                RuleId::role_kinds, role.path() + ".kind",
                 std::string(to_string(kind)) + " may appear once; roles " +
                     code(first->role->name) + " and " + code(role.role->name) + " are both " +
                     std::string(to_string(kind)),
@@ -57,7 +57,7 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             continue;  // the structural check reports a missing name
         }
         if (const auto [it, fresh] = seen.emplace(name, role.role->index); !fresh) {
-            sink.report("role-names", path,
+            sink.report(RuleId::role_names, path,
                         "role name " + code(name) + " is also spec.roles[" +
                             std::to_string(it->second) + "].name",
                         "give every role its own name");
@@ -69,7 +69,7 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
         const std::string service = md + "-" + name;
         // A stored role keeps its Service name: the operator judges only the names it adds.
         if (ctx.stored(name) == nullptr && !is_dns1035_label(service)) {
-            sink.report("role-names", path,
+            sink.report(RuleId::role_names, path,
                         "Service name " + code(service) +
                             " is not a DNS-1035 label (at most 63 lower-case letters, digits and "
                             "'-', starting "
@@ -86,7 +86,7 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
         for (const auto& candidate : derived) {
             const std::string what = "the Service of role " + code(name);
             if (const auto [it, fresh] = services.emplace(candidate, what); !fresh) {
-                sink.report("role-names", path,
+                sink.report(RuleId::role_names, path,
                             "Service name " + code(candidate) + " of role " + code(name) +
                                 " is also " + it->second,
                             "rename the role");
@@ -101,7 +101,7 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             service + "-r" + std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) +
             "-m" + std::to_string(role.role->size - 1);
         if (!is_dns1123_label(hostname)) {
-            sink.report("role-names", path,
+            sink.report(RuleId::role_names, path,
                         "member hostname " + code(hostname) + " is longer than 63 characters",
                         "shorten the ModelDeployment or role name");
         }
@@ -114,7 +114,7 @@ void engine_version(const RuleContext& ctx, FindingSink& sink) {
     }
     for (const auto& role : ctx.facts.roles) {
         if (!role.role->image || role.role->image->empty()) {
-            sink.report("engine-version", "spec.engine.version",
+            sink.report(RuleId::engine_version, "spec.engine.version",
                         "spec.engine.version is required: role " + code(role.role->name) +
                             " names no image, so the operator picks one by engine version",
                         "set spec.engine.version, or an image on every role");
@@ -126,7 +126,7 @@ void engine_version(const RuleContext& ctx, FindingSink& sink) {
 void kv_cache(const RuleContext& ctx, FindingSink& sink) {
     if (ctx.model.kv_cache &&
         (!ctx.model.kv_cache->pool_name || ctx.model.kv_cache->pool_name->empty())) {
-        sink.report("kv-cache", "spec.kvCache.poolRef.name",
+        sink.report(RuleId::kv_cache, "spec.kvCache.poolRef.name",
                     "spec.kvCache needs poolRef.name, the KV cache pool to use",
                     "name the pool, or remove spec.kvCache");
     }
@@ -136,7 +136,7 @@ void resources(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const Resources& r = role.role->resources;
         if (r.partitioned() && r.sliced()) {
-            sink.report("resources", role.path() + ".resources",
+            sink.report(RuleId::resources, role.path() + ".resources",
                         "role " + code(role.role->name) +
                             " asks for a partition profile and a slice percentage; an accelerator "
                             "is either "
@@ -144,7 +144,7 @@ void resources(const RuleContext& ctx, FindingSink& sink) {
                         "keep acceleratorPartitionedProfile or the slice percentages, not both");
         }
         if (r.accelerator && r.accelerator->negative()) {
-            sink.report("resources", role.path() + ".resources.accelerator",
+            sink.report(RuleId::resources, role.path() + ".resources.accelerator",
                         "role " + code(role.role->name) + " asks for " + r.accelerator->text() +
                             " accelerators; a count is 0 or more",
                         "set resources.accelerator to a count of cards, e.g. \"1\"");
@@ -156,7 +156,7 @@ void interface(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const auto& count = role.role->resources.interface_count;
         if (count && (!count->whole() || count->negative())) {
-            sink.report("interface", role.path() + ".resources.interface",
+            sink.report(RuleId::interface, role.path() + ".resources.interface",
                         "role " + code(role.role->name) + " requests " + count->text() +
                             " fabric interfaces; the count is a whole number, 0 or more",
                         "set resources.interface to a whole number, e.g. 1");
@@ -170,7 +170,7 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
             const std::string& name = role.role->env[k].name;
             if (ctx.data.owned_env.owns(ctx.model.engine, name)) {
                 sink.report(
-                    "engine-owned-env", role.path() + ".env[" + std::to_string(k) + "]",
+                    RuleId::engine_owned_env, role.path() + ".env[" + std::to_string(k) + "]",
                     code(name) + " is set by the operator on every " +
                         std::string(to_string(ctx.model.engine)) + " Pod",
                     "remove it from spec.roles[" + std::to_string(role.role->index) + "].env");
@@ -222,21 +222,21 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
         const std::string fix =
             "pass --served-model-name " + ctx.model.model_name + " (spec.model.name), or drop it";
         if (!flag->value) {
-            sink.report("served-model-name", role.arg_path(flag->flag_index),
+            sink.report(RuleId::served_model_name, role.arg_path(flag->flag_index),
                         "--served-model-name on role " + code(role.role->name) + " has no value",
                         fix);
             continue;
         }
         const auto names = served_names(role.args, *role.arg_tokens);
         if (names.size() > 1) {
-            sink.report("served-model-name", role.arg_path(flag->value_index + 1),
+            sink.report(RuleId::served_model_name, role.arg_path(flag->value_index + 1),
                         "--served-model-name on role " + code(role.role->name) +
                             " names more than one model; the operator serves exactly one",
                         fix);
             continue;
         }
         if (*flag->value != ctx.model.model_name) {
-            sink.report("served-model-name", role.arg_path(flag->value_index),
+            sink.report(RuleId::served_model_name, role.arg_path(flag->value_index),
                         "--served-model-name " + code(*flag->value) + " on role " +
                             code(role.role->name) + " differs from spec.model.name " +
                             code(ctx.model.model_name),
@@ -248,7 +248,7 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
 void volume_sources(const RoleFacts& role, const Volume& volume, const std::string& path,
                     const std::string& label, FindingSink& sink) {
     if (volume.sources.empty()) {
-        sink.report("volumes", path,
+        sink.report(RuleId::volumes, path,
                     label + " of role " + code(role.role->name) + " names no source",
                     "add one source, e.g. persistentVolumeClaim: {claimName: models} or "
                     "hostPath: {path: /data}");
@@ -257,7 +257,7 @@ void volume_sources(const RoleFacts& role, const Volume& volume, const std::stri
         for (const auto& source : volume.sources) {
             names.push_back(code(source));
         }
-        sink.report("volumes", path,
+        sink.report(RuleId::volumes, path,
                     label + " of role " + code(role.role->name) + " names " +
                         std::to_string(names.size()) + " sources (" + join(names, ", ", " and ") +
                         "); a volume has one",
@@ -275,12 +275,12 @@ void volume_sub_paths(const Volume& volume, const std::string& path, const std::
         }
         const std::string& sub_path = **value;
         if (has_parent_segment(sub_path)) {
-            sink.report("volumes", path + "." + field,
+            sink.report(RuleId::volumes, path + "." + field,
                         label + " has " + field + " " + code(sub_path) +
                             ", whose '..' segment reaches outside the volume",
                         "name a path inside the volume");
         } else if (!sub_path.empty() && sub_path.front() == '/') {
-            sink.report("volumes", path + "." + field,
+            sink.report(RuleId::volumes, path + "." + field,
                         label + " has " + field + " " + code(sub_path) +
                             ", an absolute path; it is relative to the volume's root",
                         "drop the leading '/'");
@@ -305,7 +305,7 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
             volume_sources(role, volume, path, label, sink);
             if (!volume.name.empty()) {
                 if (const auto [it, fresh] = named.emplace(volume.name, path + ".name"); !fresh) {
-                    sink.report("volumes", path + ".name",
+                    sink.report(RuleId::volumes, path + ".name",
                                 label + " has the name of " + it->second +
                                     "; volume names are unique within a Pod",
                                 "rename one of them");
@@ -315,7 +315,7 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
                 const auto [it, fresh] = mounted.emplace(without_trailing_slash(*volume.mount_path),
                                                          path + ".mountPath");
                 if (!fresh) {
-                    sink.report("volumes", path + ".mountPath",
+                    sink.report(RuleId::volumes, path + ".mountPath",
                                 label + " mounts at " + code(*volume.mount_path) + ", as does " +
                                     it->second,
                                 "mount each volume at its own path");
@@ -327,15 +327,15 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"role-kinds", role_kinds},
-    RuleDefinition{"role-names", role_names},
-    RuleDefinition{"engine-owned-env", engine_owned_env},
-    RuleDefinition{"resources", resources},
-    RuleDefinition{"engine-version", engine_version},
-    RuleDefinition{"kv-cache", kv_cache},
-    RuleDefinition{"served-model-name", served_model_name},
-    RuleDefinition{"volumes", volumes},
-    RuleDefinition{"interface", interface},
+    RuleDefinition{RuleId::role_kinds, role_kinds},
+    RuleDefinition{RuleId::role_names, role_names},
+    RuleDefinition{RuleId::engine_owned_env, engine_owned_env},
+    RuleDefinition{RuleId::resources, resources},
+    RuleDefinition{RuleId::engine_version, engine_version},
+    RuleDefinition{RuleId::kv_cache, kv_cache},
+    RuleDefinition{RuleId::served_model_name, served_model_name},
+    RuleDefinition{RuleId::volumes, volumes},
+    RuleDefinition{RuleId::interface, interface},
 };
 
 }  // namespace

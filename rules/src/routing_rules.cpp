@@ -35,7 +35,7 @@ void router_engine_pairing(const RuleContext& ctx, FindingSink& sink) {
     }
     const std::string alternatives =
         join(routers_fronting(ctx.data, ctx.model.engine), ", ", " or ");
-    sink.report("router-engine-pairing", "spec.router.name",
+    sink.report(RuleId::router_engine_pairing, "spec.router.name",
                 router->name + " fronts " + join(engines, ", ", " and ") + " only, not " +
                     std::string(to_string(ctx.model.engine)) + "; use " + alternatives,
                 "set spec.router.name to " + alternatives);
@@ -49,7 +49,7 @@ void router_flag_owned(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& flag : ctx.facts.router_args.flags()) {
         if (router->owns(flag.name)) {
             sink.report(
-                "router-flag-owned", router_arg_path(flag.flag_index),
+                RuleId::router_flag_owned, router_arg_path(flag.flag_index),
                 code(flag.name) + " is set by the operator for " + router->name,
                 "remove it from spec.router.extraArgs; the operator renders it from the roles");
         }
@@ -74,7 +74,7 @@ void router_policy_value(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         if (!router->policy_values) {
-            sink.report("router-policy-value", router_arg_path(flag.flag_index),
+            sink.report(RuleId::router_policy_value, router_arg_path(flag.flag_index),
                         router->name + " takes no " + code(flag.name) + ": its scoring profile (" +
                             router->fixed_profile + ") is fixed",
                         "remove it; where even spread matters use " +
@@ -84,7 +84,7 @@ void router_policy_value(const RuleContext& ctx, FindingSink& sink) {
         const auto& values = *router->policy_values;
         const std::string known = "known values: " + join(values, ", ", ", ");
         if (!flag.value) {
-            sink.report("router-policy-value", router_arg_path(flag.flag_index),
+            sink.report(RuleId::router_policy_value, router_arg_path(flag.flag_index),
                         code(flag.name) + " needs a value for " + router->name, known);
             continue;
         }
@@ -96,8 +96,8 @@ void router_policy_value(const RuleContext& ctx, FindingSink& sink) {
         if (const auto suggestion = closest(*flag.value, values)) {
             message += "; did you mean " + code(*suggestion) + "?";
         }
-        sink.report("router-policy-value", router_arg_path(flag.value_index), std::move(message),
-                    known);
+        sink.report(RuleId::router_policy_value, router_arg_path(flag.value_index),
+                    std::move(message), known);
     }
 }
 
@@ -115,7 +115,7 @@ void router_threshold(const RuleContext& ctx, FindingSink& sink) {
     }
     const std::string where = join(supporting, ", ", " or ");
     sink.report(
-        "router-threshold", "spec.router.disaggregationThresholdTokens",
+        RuleId::router_threshold, "spec.router.disaggregationThresholdTokens",
         "disaggregationThresholdTokens exists only on " + where + ", not on " + router->name,
         "remove it, or use " + where);
 }
@@ -142,7 +142,7 @@ void pd_dp_aware_exclusion(const RuleContext& ctx, FindingSink& sink) {
     if (dp_role == nullptr) {
         return;
     }
-    sink.report("pd-dp-aware-exclusion", "spec.router",
+    sink.report(RuleId::pd_dp_aware_exclusion, "spec.router",
                 router->name +
                     " would need --pd-disaggregation for the Prefill+Decode pair and "
                     "--dp-aware for attention-DP role " +
@@ -161,7 +161,7 @@ void external_dp_router(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         if (role.mode == ServingMode::external_dp) {
             const std::string& preferred = ctx.data.preferred_router(ctx.model.engine);
-            sink.report("external-dp-router", "spec.router.name",
+            sink.report(RuleId::external_dp_router, "spec.router.name",
                         "External DP role " + code(role.role->name) + ": " + router->name +
                             " spreads ranks unevenly; use " + preferred,
                         "set spec.router.name to " + preferred +
@@ -260,7 +260,7 @@ void dp_aware_image(const RuleContext& ctx, FindingSink& sink) {
         *version >= *minimum) {
         return;
     }
-    sink.report("dp-aware-image", "spec.router.image",
+    sink.report(RuleId::dp_aware_image, "spec.router.image",
                 "tag " + std::string(image.tag) + " predates " + ctx.data.dp_aware_minimum_tag +
                     ": the gateway registers one worker per group, not per rank",
                 "use " + ctx.data.dp_aware_repository + ":" + ctx.data.dp_aware_minimum_tag +
@@ -268,13 +268,13 @@ void dp_aware_image(const RuleContext& ctx, FindingSink& sink) {
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"router-engine-pairing", router_engine_pairing},
-    RuleDefinition{"router-policy-value", router_policy_value},
-    RuleDefinition{"router-flag-owned", router_flag_owned},
-    RuleDefinition{"router-threshold", router_threshold},
-    RuleDefinition{"pd-dp-aware-exclusion", pd_dp_aware_exclusion},
-    RuleDefinition{"external-dp-router", external_dp_router},
-    RuleDefinition{"dp-aware-image", dp_aware_image},
+    RuleDefinition{RuleId::router_engine_pairing, router_engine_pairing},
+    RuleDefinition{RuleId::router_policy_value, router_policy_value},
+    RuleDefinition{RuleId::router_flag_owned, router_flag_owned},
+    RuleDefinition{RuleId::router_threshold, router_threshold},
+    RuleDefinition{RuleId::pd_dp_aware_exclusion, pd_dp_aware_exclusion},
+    RuleDefinition{RuleId::external_dp_router, external_dp_router},
+    RuleDefinition{RuleId::dp_aware_image, dp_aware_image},
 };
 
 }  // namespace

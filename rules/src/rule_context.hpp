@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <boost/json/fwd.hpp>
 #include <span>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "mdadmit/rules/engine.hpp"
 #include "mdadmit/rules/facts.hpp"
+#include "rule_id.hpp"
 
 namespace mdadmit::rules {
 
@@ -34,19 +36,20 @@ bool spec_unchanged(const boost::json::value& object, const boost::json::value& 
 // Collects findings; the severity of each comes from the rule data, not from the rule.
 class FindingSink {
   public:
-    FindingSink(const std::vector<std::pair<std::string, Severity>>& severities,
-                std::vector<Finding>& out)
+    using Severities = std::array<Severity, rule_count>;  // by RuleId
+
+    FindingSink(const Severities& severities, std::vector<Finding>& out)
         : severities_(severities), out_(out) {}
 
-    void report(std::string_view rule, std::string path, std::string message, std::string hint);
+    void report(RuleId rule, std::string path, std::string message, std::string hint);
 
   private:
-    const std::vector<std::pair<std::string, Severity>>& severities_;
+    const Severities& severities_;
     std::vector<Finding>& out_;
 };
 
 struct RuleDefinition {
-    std::string_view id;
+    RuleId id;
     void (*judge)(const RuleContext&, FindingSink&);
 };
 

@@ -53,7 +53,7 @@ void immutable_model(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& key : keys) {
         const json::value* old_value = lookup(before_members, key);
         if (!same(lookup(now_members, key), old_value)) {
-            sink.report("immutable", "spec.model." + key,
+            sink.report(RuleId::immutable, "spec.model." + key,
                         "spec.model." + key + " cannot change after creation (was " +
                             (old_value == nullptr ? std::string("unset")
                                                   : code(json::serialize(*old_value))) +
@@ -74,7 +74,7 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
             ? ctx.model.engine != old_model.engine
             : ctx.model.engine_name != old_model.engine_name;
     if (engine_changed) {
-        sink.report("immutable", "spec.engine.name",
+        sink.report(RuleId::immutable, "spec.engine.name",
                     "spec.engine.name cannot change from " + code(old_model.engine_name) + " to " +
                         code(ctx.model.engine_name),
                     "restore it, or create a new ModelDeployment for the other engine");
@@ -85,7 +85,7 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
         const std::string change = old_kv_cache == nullptr ? "added"
                                    : kv_cache == nullptr   ? "removed"
                                                            : "changed";
-        sink.report("immutable", "spec.kvCache",
+        sink.report(RuleId::immutable, "spec.kvCache",
                     "spec.kvCache cannot be " + change + " after creation (was " +
                         (old_kv_cache == nullptr ? std::string("unset")
                                                  : code(json::serialize(*old_kv_cache))) +
@@ -94,7 +94,7 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
                                             : "restore spec.kvCache to its old value");
     }
     if (ctx.model.router && old_model.router && ctx.model.router->name != old_model.router->name) {
-        sink.report("immutable", "spec.router.name",
+        sink.report(RuleId::immutable, "spec.router.name",
                     "spec.router.name cannot change in place from " + code(old_model.router->name) +
                         " to " + code(ctx.model.router->name),
                     "remove the router block in one update and add the new router in the next");
@@ -106,7 +106,7 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
         if (before == nullptr) {
             added.push_back(code(role.name));
         } else if (before->kind != role.kind && role.kind != RoleKind::unknown) {
-            sink.report("immutable", "spec.roles[" + std::to_string(role.index) + "].kind",
+            sink.report(RuleId::immutable, "spec.roles[" + std::to_string(role.index) + "].kind",
                         "role " + code(role.name) + " cannot change kind from " +
                             std::string(to_string(before->kind)) + " to " +
                             std::string(to_string(role.kind)),
@@ -129,14 +129,14 @@ void immutable(const RuleContext& ctx, FindingSink& sink) {
             change += std::string(change.empty() ? "" : " and ") + "removes " +
                       join(removed, ", ", " and ");
         }
-        sink.report("immutable", "spec.roles",
+        sink.report(RuleId::immutable, "spec.roles",
                     "the set of role names cannot change; this update " + change,
                     "keep the roles as they were; scale them with replicas");
     }
 }
 
 constexpr std::array definitions{
-    RuleDefinition{"immutable", immutable},
+    RuleDefinition{RuleId::immutable, immutable},
 };
 
 }  // namespace

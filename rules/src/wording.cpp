@@ -63,16 +63,9 @@ std::optional<std::string> closest(std::string_view value,
     return best;
 }
 
-void FindingSink::report(std::string_view rule, std::string path, std::string message,
-                         std::string hint) {
-    Severity severity = Severity::deny;
-    for (const auto& [id, configured] : severities_) {
-        if (id == rule) {
-            severity = configured;
-        }
-    }
-    out_.push_back(
-        {std::string(rule), severity, std::move(path), std::move(message), std::move(hint)});
+void FindingSink::report(RuleId rule, std::string path, std::string message, std::string hint) {
+    out_.push_back({std::string(id_text(rule)), severities_[static_cast<std::size_t>(rule)],
+                    std::move(path), std::move(message), std::move(hint)});
 }
 
 }  // namespace mdadmit::rules
