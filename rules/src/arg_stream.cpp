@@ -48,7 +48,8 @@ ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_ar
     }
 }
 
-const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> names) const {
+template <typename Names>
+const FlagOccurrence* ArgStream::last_named(const Names& names) const {
     for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
         for (const std::string_view name : names) {
             if (it->key == name) {
@@ -59,13 +60,28 @@ const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> na
     return nullptr;
 }
 
-std::optional<std::int64_t> ArgStream::integer(
-    std::initializer_list<std::string_view> names) const {
-    const FlagOccurrence* flag = last(names);
+std::optional<std::int64_t> ArgStream::value_integer(const FlagOccurrence* flag) {
     if (flag == nullptr || !flag->value) {
         return std::nullopt;
     }
     return parse_engine_integer(*flag->value);
+}
+
+const FlagOccurrence* ArgStream::last(std::initializer_list<std::string_view> names) const {
+    return last_named(names);
+}
+
+const FlagOccurrence* ArgStream::last_of(const std::vector<std::string>& names) const {
+    return last_named(names);
+}
+
+std::optional<std::int64_t> ArgStream::integer(
+    std::initializer_list<std::string_view> names) const {
+    return value_integer(last(names));
+}
+
+std::optional<std::int64_t> ArgStream::integer_of(const std::vector<std::string>& names) const {
+    return value_integer(last_of(names));
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text) {

@@ -4,21 +4,23 @@ namespace mdadmit::rules {
 
 namespace {
 
-// vLLM flags that wire one data-parallel rank per member (External DP): a rank or external
+// Flags that wire one data-parallel rank per member (vLLM's External DP): a rank or external
 // balancing, or a start rank or hybrid balancing with one local rank per member.
-bool vllm_external_dp(const ArgStream& args) {
-    if (args.has({"--data-parallel-rank", "-dpn", "--data-parallel-external-lb", "-dpe"})) {
-        return true;
-    }
-    return args.has({"--data-parallel-start-rank", "-dpr", "--data-parallel-hybrid-lb", "-dph"}) &&
-           args.integer({"--data-parallel-size-local", "-dpl"}) == 1;
-}
-
-bool sglang_dp_attention(const ArgStream& args) {
-    if (!args.has({"--enable-dp-attention"})) {
+bool rank_per_member(const ArgStream& args, const ParallelTable* table) {
+    if (table == nullptr || !table->rank_per_member) {
         return false;
     }
-    const auto ranks = args.integer({"--dp-size", "--data-parallel-size"});
+    const auto& flags = *table->rank_per_member;
+    return args.has_any(flags.rank_flags) ||
+           (args.has_any(flags.start_rank_flags) && args.integer_of(flags.local_size_flags) == 1);
+}
+
+bool attention_dp(const ArgStream& args, const ParallelTable* table) {
+    if (table == nullptr || !table->attention_dp ||
+        !args.has_any(table->attention_dp->enable_flags)) {
+        return false;
+    }
+    const auto ranks = args.integer_of(table->attention_dp->size_flags);
     return ranks && *ranks > 1;
 }
 
@@ -101,8 +103,8 @@ DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
         rf.arg_tokens = role.takes_over() ? &*role.command : &role.extra_args;
         rf.args_field = role.takes_over() ? "command" : "extraArgs";
         rf.args = ArgStream(*rf.arg_tokens, data.spelling(model.engine).underscores);
-        rf.sglang_dp_attention = model.engine == EngineKind::sglang && sglang_dp_attention(rf.args);
-        rf.vllm_rank_per_member = model.engine == EngineKind::vllm && vllm_external_dp(rf.args);
+        rf.sglang_dp_attention = attention_dp(rf.args, data.parallel_table(model.engine));
+        rf.vllm_rank_per_member = rank_per_member(rf.args, data.parallel_table(model.engine));
         rf.mode = serving_mode(role, model.engine, rf);
         rf.proxy_fronted_decoder = under_llm_d && model.engine == EngineKind::vllm &&
                                    role.kind == RoleKind::decode && !role.takes_over();

@@ -66,6 +66,29 @@ ParallelTable parse_table(const json::value& value, const FieldPath& path) {
                                               path.member("narrowingModes"));
     out.wiring_flags = DataReader::strings(DataReader::field(object, "wiringFlags", path),
                                            path.member("wiringFlags"));
+    const auto flags = [&](const json::object& within, std::string_view key, const FieldPath& at) {
+        return DataReader::strings(DataReader::field(within, key, at), at.member(key));
+    };
+    if (const auto* rank = object.if_contains("rankPerMember")) {
+        const FieldPath at = path.member("rankPerMember");
+        const json::object& fields = DataReader::object(*rank, at);
+        out.rank_per_member = ParallelTable::RankPerMember{flags(fields, "rankFlags", at),
+                                                           flags(fields, "startRankFlags", at),
+                                                           flags(fields, "localSizeFlags", at)};
+    }
+    if (const auto* attention = object.if_contains("attentionDp")) {
+        const FieldPath at = path.member("attentionDp");
+        const json::object& fields = DataReader::object(*attention, at);
+        out.attention_dp = ParallelTable::AttentionDp{flags(fields, "enableFlags", at),
+                                                      flags(fields, "sizeFlags", at)};
+    }
+    if (const auto* shapes = object.if_contains("balanceShapes")) {
+        out.balance_shapes = DataReader::each<std::vector<std::string>>(
+            *shapes, path.member("balanceShapes"), DataReader::strings);
+    }
+    if (object.contains("multiPortFlags")) {
+        out.multi_port_flags = flags(object, "multiPortFlags", path);
+    }
     return out;
 }
 

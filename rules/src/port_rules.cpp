@@ -45,28 +45,21 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
 }
 
 void multiport_refused(const RuleContext& ctx, FindingSink& sink) {
-    if (ctx.model.engine != EngineKind::vllm) {
+    const ParallelTable* table = ctx.data.parallel_table(ctx.model.engine);
+    if (table == nullptr) {
         return;
     }
-    struct Shape {
-        std::initializer_list<std::string_view> names;
-    };
-    const std::array shapes{
-        Shape{{"--data-parallel-external-lb", "-dpe"}},
-        Shape{{"--data-parallel-hybrid-lb", "-dph"}},
-        Shape{{"--data-parallel-multi-port-external-lb", "-dpm"}},
-    };
     for (const auto& role : ctx.facts.roles) {
         if (role.role->takes_over()) {
             continue;
         }
         std::vector<const FlagOccurrence*> present;
-        for (const auto& shape : shapes) {
-            if (const FlagOccurrence* flag = role.args.last(shape.names)) {
+        for (const auto& shape : table->balance_shapes) {
+            if (const FlagOccurrence* flag = role.args.last_of(shape)) {
                 present.push_back(flag);
             }
         }
-        if (const FlagOccurrence* multiport = role.args.last(shapes[2].names)) {
+        if (const FlagOccurrence* multiport = role.args.last_of(table->multi_port_flags)) {
             sink.report(RuleId::multiport_refused, role.arg_path(multiport->flag_index),
                         code(multiport->name) +
                             " starts vLLM's MultiPort mode, which serves on "

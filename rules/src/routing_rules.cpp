@@ -134,7 +134,7 @@ const RoleFacts* first_dp_attention_role(const DeploymentFacts& facts) {
 void pd_dp_aware_exclusion(const RuleContext& ctx, FindingSink& sink) {
     const RouterData* router = ctx.facts.router;
     // The router that renders both flags is the one that cannot run them together.
-    if (router == nullptr || !router->owns("--pd-disaggregation") || !router->owns("--dp-aware") ||
+    if (router == nullptr || !router->renders_pd_disaggregation || !router->renders_dp_aware ||
         !ctx.facts.has_prefill_decode_pair) {
         return;
     }
@@ -241,7 +241,7 @@ bool ends_with_path(std::string_view repository, std::string_view suffix) {
 
 void dp_aware_image(const RuleContext& ctx, FindingSink& sink) {
     const RouterData* router = ctx.facts.router;
-    if (router == nullptr || !router->owns("--dp-aware") || ctx.facts.has_prefill_decode_pair ||
+    if (router == nullptr || !router->renders_dp_aware || ctx.facts.has_prefill_decode_pair ||
         !ctx.model.router->image) {
         return;
     }

@@ -16,7 +16,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int supported_version = 2;
+constexpr int supported_version = 3;
 
 using data_file::DataError;
 using data_file::parse_engine;
@@ -60,6 +60,18 @@ RouterData parse_router(const json::value& value, const FieldPath& path) {
         throw DataError{path.member("disaggregationThreshold").text(), "expected true or false"};
     }
     router.disaggregation_threshold = threshold.get_bool();
+    const FieldPath features_path = path.member("features");
+    for (const std::string& feature :
+         R::strings(R::field(object, "features", path), features_path)) {
+        if (feature == "pd-disaggregation") {
+            router.renders_pd_disaggregation = true;
+        } else if (feature == "dp-aware") {
+            router.renders_dp_aware = true;
+        } else {
+            throw DataError{features_path.text(),
+                            "expected pd-disaggregation or dp-aware, got \"" + feature + "\""};
+        }
+    }
     return router;
 }
 

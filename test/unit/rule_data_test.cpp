@@ -46,9 +46,26 @@ TEST(RuleData, MalformedFilesAreRefusedNamingTheField) {
     data.as_object().erase("reservedPorts");
     EXPECT_EQ(refusal(data), "rule data test.json: reservedPorts: required field is missing");
     data = embedded();
+    data.as_object()["routers"].as_array()[2].as_object()["features"].as_array()[1] = "dp-awre";
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: routers[2].features: expected "
+              "pd-disaggregation or dp-aware, got \"dp-awre\"");
+    data = embedded();
+    data.as_object()["routers"].as_array()[0].as_object().erase("features");
+    EXPECT_EQ(refusal(data), "rule data test.json: routers[0].features: required field is missing");
+    data = embedded();
+    data.as_object()["parallelism"]
+        .as_object()["vLLM"]
+        .as_object()["rankPerMember"]
+        .as_object()
+        .erase("localSizeFlags");
+    EXPECT_EQ(refusal(data),
+              "rule data test.json: parallelism.vLLM.rankPerMember.localSizeFlags: "
+              "required field is missing");
+    data = embedded();
     data.as_object()["version"] = 1;
     EXPECT_EQ(refusal(data),
-              "rule data test.json: version: unsupported version 1; this build reads version 2");
+              "rule data test.json: version: unsupported version 1; this build reads version 3");
     data = embedded();
     data.as_object()["ownedArgs"].as_array()[0].as_object()["shortestPrefix"] = "--kv-x";
     EXPECT_EQ(refusal(data),
@@ -142,6 +159,41 @@ TEST(RuleData, AReplacedFileChangesTheVerdictWithoutARebuild) {
     EXPECT_FALSE(rules::Engine::with_embedded_data().evaluate({md}).allowed());
     EXPECT_EQ(rules::load_rule_data_file("/nonexistent/rules.json").error().message,
               "rule data /nonexistent/rules.json: cannot open the file");
+}
+
+// The routers' features and the engines' data-parallel vocabularies are data: a replaced file
+// changes what the rules see, with no rule code naming a router or a flag.
+TEST(RuleData, RouterFeaturesAndDataParallelFlagsComeFromTheFile) {
+    const json::value object = json::parse(R"({
+        "apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
+        "metadata": {"name": "chat", "namespace": "default"},
+        "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang", "version": "0.5.0"},
+                 "router": {"name": "sglang-gateway"},
+                 "roles": [{"name": "prefill", "kind": "Prefill"},
+                           {"name": "decode", "kind": "Decode",
+                            "extraArgs": ["--enable-dp-attention", "--dp-size", "2"]}]}})");
+    const auto rules_of = [&](const json::value& data) {
+        auto parsed = rules::parse_rule_data(json::serialize(data), "test.json");
+        EXPECT_TRUE(parsed.ok()) << parsed.error().message;
+        auto engine = rules::Engine::create(std::move(parsed).value());
+        std::vector<std::string> ids;
+        for (const auto& finding : engine.value().evaluate({object}).findings) {
+            ids.push_back(finding.rule);
+        }
+        return ids;
+    };
+    EXPECT_EQ(rules_of(embedded()), std::vector<std::string>{"pd-dp-aware-exclusion"});
+
+    json::value data = embedded();
+    data.as_object()["routers"].as_array()[2].as_object()["features"] = json::array{"dp-aware"};
+    EXPECT_TRUE(rules_of(data).empty()) << "a gateway that never renders --pd-disaggregation";
+
+    data = embedded();
+    data.as_object()["parallelism"]
+        .as_object()["SGLang"]
+        .as_object()["attentionDp"]
+        .as_object()["enableFlags"] = json::array{"--enable-attention-dp"};
+    EXPECT_TRUE(rules_of(data).empty()) << "--enable-dp-attention no longer switches it on";
 }
 
 }  // namespace

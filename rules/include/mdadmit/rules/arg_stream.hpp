@@ -36,8 +36,16 @@ class ArgStream {
     bool has(std::initializer_list<std::string_view> names) const { return last(names) != nullptr; }
     // The last occurrence's value read as the engine reads an integer, if it is one.
     std::optional<std::int64_t> integer(std::initializer_list<std::string_view> names) const;
+    // The same, for names the rule data lists.
+    const FlagOccurrence* last_of(const std::vector<std::string>& names) const;
+    bool has_any(const std::vector<std::string>& names) const { return last_of(names) != nullptr; }
+    std::optional<std::int64_t> integer_of(const std::vector<std::string>& names) const;
 
   private:
+    template <typename Names>
+    const FlagOccurrence* last_named(const Names& names) const;
+    static std::optional<std::int64_t> value_integer(const FlagOccurrence* flag);
+
     std::vector<FlagOccurrence> flags_;
 };
 

@@ -34,6 +34,11 @@ struct RouterData {
     std::optional<std::vector<std::string>> policy_values;
     std::string fixed_profile;
     bool disaggregation_threshold = false;
+    // What the router renders for its roles, named in the data file's `features`:
+    // `pd-disaggregation` for a Prefill+Decode pair, `dp-aware` for attention-DP roles (one
+    // worker registered per data-parallel rank).
+    bool renders_pd_disaggregation = false;
+    bool renders_dp_aware = false;
 
     bool fronts(EngineKind engine) const;
     bool owns(std::string_view flag) const;
@@ -156,9 +161,29 @@ struct ParallelDegree {
 // An engine's parallel vocabulary: the degree flags, the modes that narrow data parallelism,
 // and the flags that wire ranks over nodes (the width is then not one member's business).
 struct ParallelTable {
+    // The flags that give each member a data-parallel rank of its own (vLLM's External DP):
+    // any of `rank_flags`, or any of `start_rank_flags` with a local size of 1.
+    struct RankPerMember {
+        std::vector<std::string> rank_flags;
+        std::vector<std::string> start_rank_flags;
+        std::vector<std::string> local_size_flags;
+    };
+    // Attention data parallelism (SGLang's): switched on by an enable flag, over more than one
+    // rank of the size flags.
+    struct AttentionDp {
+        std::vector<std::string> enable_flags;
+        std::vector<std::string> size_flags;
+    };
+
     std::vector<ParallelDegree> degrees;
     std::vector<std::string> narrowing_modes;
     std::vector<std::string> wiring_flags;
+    std::optional<RankPerMember> rank_per_member;
+    std::optional<AttentionDp> attention_dp;
+    // Data-parallel load-balancing shapes, each spelled by any of its flags; a role may derive
+    // at most one. The MultiPort shape serves on extra ports and is refused outright.
+    std::vector<std::vector<std::string>> balance_shapes;
+    std::vector<std::string> multi_port_flags;
 
     const ParallelDegree* degree(std::string_view name) const;
 };
