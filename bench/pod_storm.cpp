@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,9 +61,9 @@ struct Options {
     int concurrency = 64;
     int api_delay_ms = 250;
     int webhook_threads = 1;
-    // on: the webhook gets CPU 0 and the load generator (and fake API server) the others, so
-    // the webhook's latency is not the scheduler's time slices on a small shared machine.
-    bool split_cpus = std::thread::hardware_concurrency() >= 2;
+    // on: the webhook gets a CPU of its own and the load generator (and fake API server) the
+    // others, so the webhook's latency is not the scheduler's time slices on a small machine.
+    bool split_cpus = true;
 };
 
 // A vLLM Server role of two-member replicas with internal data parallelism: member 0 of each
@@ -130,6 +131,40 @@ int readiness(unsigned short health) {
     }
 }
 
+// The webhook process: killed and reaped however the storm ends.
+class Child {
+  public:
+    explicit Child(pid_t pid) : pid_(pid) {}
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child() {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+
+  private:
+    pid_t pid_;
+};
+
+// Keeps this process (and the threads it starts from now on: the fake API server's, the
+// client's) off the first CPU it may use, and returns that CPU for the webhook; nothing when
+// it may use only one.
+std::optional<int> keep_one_cpu_apart() {
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+        return std::nullopt;
+    }
+    int first = 0;
+    while (!CPU_ISSET(first, &allowed)) {
+        ++first;
+    }
+    CPU_CLR(first, &allowed);
+    if (::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
+        return std::nullopt;
+    }
+    return first;
+}
+
 double percentile(std::vector<double> values, double p) {
     if (values.empty()) {
         return 0;
@@ -194,8 +229,11 @@ std::string server_distribution(const std::vector<std::pair<double, double>>& bu
 
 Options parse(int argc, char** argv) {
     Options options;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         const std::string name = argv[i];
+        if (i + 1 == argc) {
+            throw std::runtime_error(name + ": missing value");
+        }
         const std::string value = argv[i + 1];
         if (name == "--webhook") {
             options.webhook = value;
@@ -223,12 +261,19 @@ Options parse(int argc, char** argv) {
     return options;
 }
 
+// Member 0 of each replica is a router candidate, member 1 is not (see deployment()).
+bool is_candidate(int pod, const Options& options) {
+    return (pod / options.deployments) % 2 == 0;
+}
+
 struct Result {
     int expected = 0;  // Pods that should get the candidate label
     int patched = 0;   // of those, Pods that got a patch
     int wrongly_patched = 0;
-    int warned = 0;  // answers carrying a warning (the object could not be read)
-    int failed = 0;  // no 200 answer
+    int warned = 0;      // answers carrying a warning (the object could not be read)
+    int answered = 0;    // Pods answered 200
+    int failed = 0;      // Pods answered with another status
+    int lost_lanes = 0;  // connections that could not be opened or broke
     std::vector<double> latencies_ms;
     double seconds = 0;  // from the last connection's handshake to the last answer
 };
@@ -273,14 +318,13 @@ asio::awaitable<void> lane(Storm& storm, ssl::context& tls, unsigned short port,
             asio::redirect_error(asio::use_awaitable, cancelled));
     }
     if (!connected) {
-        ++storm.result.failed;
+        ++storm.result.lost_lanes;
         co_return;
     }
     beast::flat_buffer buffer;
     while (storm.next < storm.reviews.size()) {
         const int pod = static_cast<int>(storm.next++);
-        const bool candidate = (pod / options.deployments) % 2 == 0;
-        storm.result.expected += candidate ? 1 : 0;
+        const bool candidate = is_candidate(pod, options);
         http::request<http::string_body> request{http::verb::post, "/mutate?timeout=2s", 11};
         request.set(http::field::host, "localhost");
         request.set(http::field::content_type, "application/json");
@@ -296,6 +340,7 @@ asio::awaitable<void> lane(Storm& storm, ssl::context& tls, unsigned short port,
             ++storm.result.failed;
             continue;
         }
+        ++storm.result.answered;
         const json::value review = json::parse(response.body());
         const json::object& answer = review.at("response").as_object();
         const bool patched = answer.contains("patch");
@@ -310,6 +355,7 @@ Result storm(const Options& options, unsigned short port, const std::string& ca_
     Storm storm(io);
     storm.lanes_waiting = options.concurrency;
     for (int pod = 0; pod < options.pods; ++pod) {
+        storm.result.expected += is_candidate(pod, options) ? 1 : 0;
         storm.reviews.push_back(
             pod_review(pod, pod % options.deployments, (pod / options.deployments) % 2));
     }
@@ -319,7 +365,7 @@ Result storm(const Options& options, unsigned short port, const std::string& ca_
     for (int c = 0; c < options.concurrency; ++c) {
         asio::co_spawn(io, lane(storm, tls, port, options), [&storm](std::exception_ptr error) {
             // A lane that lost its connection leaves its Pods to the others.
-            storm.result.failed += error ? 1 : 0;
+            storm.result.lost_lanes += error ? 1 : 0;
         });
     }
     io.run();
@@ -340,18 +386,7 @@ int run(const Options& options) {
     mdadmit::test::write_file(directory / "tls.crt", serving.certificate);
     mdadmit::test::write_file(directory / "tls.key", serving.key);
 
-    if (options.split_cpus) {
-        // This process and the threads it starts from here on (the fake API server's, the
-        // client's) keep off CPU 0, which the webhook gets through taskset below.
-        cpu_set_t others;
-        CPU_ZERO(&others);
-        for (int cpu = 1; cpu < CPU_SETSIZE; ++cpu) {
-            CPU_SET(cpu, &others);
-        }
-        if (::sched_setaffinity(0, sizeof others, &others) != 0) {
-            throw std::runtime_error("--split-cpus: cannot leave CPU 0");
-        }
-    }
+    const std::optional<int> webhook_cpu = options.split_cpus ? keep_one_cpu_apart() : std::nullopt;
     FakeKubeApi api(token);
     for (int i = 0; i < options.deployments; ++i) {
         api.put(deployments_path, deployment(i));
@@ -362,8 +397,8 @@ int run(const Options& options) {
     const unsigned short health = free_port();
     const auto started = Clock::now();
     std::vector<std::string> command;
-    if (options.split_cpus) {
-        command = {"/usr/bin/taskset", "--cpu-list", "0"};
+    if (webhook_cpu) {
+        command = {"/usr/bin/taskset", "--cpu-list", std::to_string(*webhook_cpu)};
     }
     command.insert(command.end(), {options.webhook,
                                    "--cert-file",
@@ -386,7 +421,7 @@ int run(const Options& options) {
                                    directory / "token",
                                    "--log-level",
                                    "error"});
-    const pid_t webhook = spawn(command);
+    const Child webhook(spawn(command));
     bool ready = false;
     while (!ready && Clock::now() - started < std::chrono::seconds(30)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -399,8 +434,6 @@ int run(const Options& options) {
     const Result result = ready ? storm(options, port, directory / "ca.crt") : Result{};
     const std::string metrics = mdadmit::test::plain_get(health, "/metrics").second;
 
-    ::kill(webhook, SIGKILL);
-    ::waitpid(webhook, nullptr, 0);
     std::error_code ignored;
     fs::remove_all(directory, ignored);
 
@@ -412,9 +445,11 @@ int run(const Options& options) {
         return 1;
     }
     std::printf("ready after: %.0f ms\n", ready_ms);
-    std::printf("labelled: %d of %d that should be (wrongly patched: %d, warned: %d, failed: %d)\n",
-                result.patched, result.expected, result.wrongly_patched, result.warned,
-                result.failed);
+    std::printf("webhook CPU: %s\n", webhook_cpu ? std::to_string(*webhook_cpu).c_str() : "shared");
+    std::printf("answered: %d of %d Pods (other status: %d, connections lost: %d)\n",
+                result.answered, options.pods, result.failed, result.lost_lanes);
+    std::printf("labelled: %d of %d that should be (wrongly patched: %d, warned: %d)\n",
+                result.patched, result.expected, result.wrongly_patched, result.warned);
     std::printf(
         "API requests: LIST ModelDeployment %d, WATCH ModelDeployment %d, LIST "
         "InstanceType %d, WATCH InstanceType %d, GET %d (%d during the storm)\n",
@@ -429,7 +464,8 @@ int run(const Options& options) {
     std::printf("server /mutate requests per bucket (ms): %s\n",
                 server_distribution(histogram).c_str());
     // The target: every Pod labelled as it should be, from the cache (no GET while Pods wait).
-    const bool met = result.patched == result.expected && result.wrongly_patched == 0 &&
+    const bool met = result.answered == options.pods && result.lost_lanes == 0 &&
+                     result.patched == result.expected && result.wrongly_patched == 0 &&
                      api.gets() == gets_before;
     return met ? 0 : 1;
 }

@@ -41,6 +41,28 @@ rules::Operation operation_of(std::string_view text) {
     return rules::Operation::create;
 }
 
+std::string_view operation_label(std::string_view operation) {
+    for (const std::string_view known : {"CREATE", "UPDATE", "DELETE", "CONNECT"}) {
+        if (operation == known) {
+            return known;
+        }
+    }
+    return "other";
+}
+
+// The kinds a webhook configuration might route here by mistake keep their name; any other
+// is `other`.
+std::string_view unjudged_kind_label(std::string_view group, std::string_view kind) {
+    for (const std::string_view known :
+         {"/Pod", "worker.gpustack.ai/ModelDeployment", "worker.gpustack.ai/InstanceType"}) {
+        const std::size_t slash = known.find('/');
+        if (group == known.substr(0, slash) && kind == known.substr(slash + 1)) {
+            return known;
+        }
+    }
+    return "other";
+}
+
 Outcome http_error(int status, std::string_view reason, std::string message) {
     Outcome out;
     out.http_status = status;
@@ -113,6 +135,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     const json::value* dry_run = request->if_contains("dryRun");
     out.dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->get_bool();
 
+    out.counts.operation = operation_label(out.operation);
     const rules::Operation operation = operation_of(out.operation);
     if (path == AdmissionPath::mutate) {
         static const json::value absent;
@@ -140,7 +163,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     if (!judged || operation == rules::Operation::remove ||
         operation == rules::Operation::connect) {
         if (!judged) {
-            out.counts.unjudged_kind = text_at(kind, "group") + "/" + out.kind;
+            out.counts.unjudged_kind = unjudged_kind_label(text_at(kind, "group"), out.kind);
         }
         out.verdict = "allowed";
         out.body = allowed_review(envelope);

@@ -50,7 +50,8 @@ bool is_float(std::string_view text) {
            !(whole.empty() && fraction.empty());
 }
 
-json::value plain_scalar(const std::string& text) {
+// An unquoted scalar as YAML's core schema reads it; `mark` places an error.
+json::value plain_scalar(const std::string& text, const YAML::Mark& mark) {
     if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
         return nullptr;
     }
@@ -73,7 +74,16 @@ json::value plain_scalar(const std::string& text) {
             text);  // out of range for an integer: keep the text, not a rounded number
     }
     if (is_float(text)) {
-        return std::stod(text);
+        double value = 0;
+        const char* begin = text.data() + (text.front() == '+' ? 1 : 0);
+        const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+        if (ec == std::errc::result_out_of_range) {
+            throw YAML::ParserException(mark, "the number " + text + " is out of range");
+        }
+        if (ec == std::errc{} && end == text.data() + text.size()) {
+            return value;
+        }
+        return json::string(text);
     }
     return json::string(text);
 }
@@ -89,7 +99,7 @@ json::value to_json(const YAML::Node& node, std::size_t depth) {
         case YAML::NodeType::Scalar:
             // yaml-cpp tags a quoted scalar "!" and a plain one "?".
             return node.Tag() == "!" ? json::value(json::string(node.Scalar()))
-                                     : plain_scalar(node.Scalar());
+                                     : plain_scalar(node.Scalar(), node.Mark());
         case YAML::NodeType::Sequence: {
             json::array out;
             out.reserve(node.size());

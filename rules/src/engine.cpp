@@ -56,6 +56,19 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;
 
 Result<Engine> Engine::create(RuleData data, EngineOptions options) {
+    // Every id of the built-in catalogue runs exactly once: as the structural check (schema)
+    // or as one rule function. Failing here is a build defect, which the unit tests catch.
+    std::array<int, rule_count> judges{};
+    judges[static_cast<std::size_t>(RuleId::schema)] = 1;
+    for (const auto& rule : all_rules()) {
+        ++judges[static_cast<std::size_t>(rule.id)];
+    }
+    for (std::size_t i = 0; i < rule_count; ++i) {
+        if (judges[i] != 1) {
+            return Error{"rule \"" + std::string(rule_id_texts[i]) + "\" has " +
+                         std::to_string(judges[i]) + " implementations, not one"};
+        }
+    }
     // The data file's catalogue must list every rule this build implements (RuleId, which is
     // generated from the built-in catalogue) and no other, so a rule cannot run without a
     // documented severity, nor be documented without running.

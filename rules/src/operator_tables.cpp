@@ -69,26 +69,27 @@ ParallelTable parse_table(const json::value& value, const FieldPath& path) {
     const auto flags = [&](const json::object& within, std::string_view key, const FieldPath& at) {
         return DataReader::strings(DataReader::field(within, key, at), at.member(key));
     };
-    if (const auto* rank = object.if_contains("rankPerMember")) {
+    // Required, null where the engine has no such mode, so that a replaced file cannot lose
+    // a mode by leaving a key out or misspelling it.
+    const json::value& rank = DataReader::field(object, "rankPerMember", path);
+    if (!rank.is_null()) {
         const FieldPath at = path.member("rankPerMember");
-        const json::object& fields = DataReader::object(*rank, at);
+        const json::object& fields = DataReader::object(rank, at);
         out.rank_per_member = ParallelTable::RankPerMember{flags(fields, "rankFlags", at),
                                                            flags(fields, "startRankFlags", at),
                                                            flags(fields, "localSizeFlags", at)};
     }
-    if (const auto* attention = object.if_contains("attentionDp")) {
+    const json::value& attention = DataReader::field(object, "attentionDp", path);
+    if (!attention.is_null()) {
         const FieldPath at = path.member("attentionDp");
-        const json::object& fields = DataReader::object(*attention, at);
+        const json::object& fields = DataReader::object(attention, at);
         out.attention_dp = ParallelTable::AttentionDp{flags(fields, "enableFlags", at),
                                                       flags(fields, "sizeFlags", at)};
     }
-    if (const auto* shapes = object.if_contains("balanceShapes")) {
-        out.balance_shapes = DataReader::each<std::vector<std::string>>(
-            *shapes, path.member("balanceShapes"), DataReader::strings);
-    }
-    if (object.contains("multiPortFlags")) {
-        out.multi_port_flags = flags(object, "multiPortFlags", path);
-    }
+    out.balance_shapes = DataReader::each<std::vector<std::string>>(
+        DataReader::field(object, "balanceShapes", path), path.member("balanceShapes"),
+        DataReader::strings);
+    out.multi_port_flags = flags(object, "multiPortFlags", path);
     return out;
 }
 

@@ -96,7 +96,7 @@ void Routes::finish(std::string_view path, const HttpResponse& response,
         metrics_.count_panic();
     }
     metrics_.observe_request({known_path(path) ? path : std::string_view("other"), response.status,
-                              decision.operation, decision.verdict, decision.dry_run},
+                              decision.counts.operation, decision.verdict, decision.dry_run},
                              Clock::now() - received);
 }
 

@@ -8,6 +8,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 
 #include "session.hpp"
 
@@ -51,6 +52,32 @@ rules::Result<tcp::acceptor> bind(asio::io_context& io, const ListenAddress& add
                             ec.message()};
     }
     return acceptor;
+}
+
+// The per-thread listeners share their port through SO_REUSEPORT, which would as readily let
+// this process join another's listeners on that port and take half its connections. A socket
+// without SO_REUSEPORT cannot bind where any process listens, so one is bound and closed
+// first: the port is free, or the start fails naming it.
+std::optional<std::string> port_held_elsewhere(const ListenAddress& address) {
+    boost::system::error_code ec;
+    const tcp::endpoint endpoint(asio::ip::make_address(address.host, ec), address.port);
+    if (ec) {
+        return std::nullopt;  // the listener's own bind names a bad address
+    }
+    asio::io_context io;
+    tcp::acceptor probe(io);
+    probe.open(endpoint.protocol(), ec);
+    if (!ec) {
+        probe.set_option(asio::socket_base::reuse_address(true), ec);
+    }
+    if (!ec) {
+        probe.bind(endpoint, ec);
+    }
+    if (ec == asio::error::address_in_use) {
+        return "cannot listen on " + address.host + ":" + std::to_string(address.port) +
+               ": another process listens there";
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -105,6 +132,11 @@ rules::Result<bool> Server::start() {
     const SessionTimeouts timeouts{config_.handshake_timeout, config_.header_timeout,
                                    config_.body_timeout, config_.idle_timeout,
                                    config_.write_timeout};
+    if (config_.listen.port != 0) {
+        if (auto held = port_held_elsewhere(config_.listen)) {
+            return rules::Error{*held};
+        }
+    }
     for (unsigned i = 0; i < config_.worker_threads(); ++i) {
         auto worker = std::make_unique<Worker>();
         worker->environment.emplace(SessionEnvironment{routes_, log_, metrics_, timeouts,

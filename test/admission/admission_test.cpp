@@ -134,6 +134,20 @@ TEST_F(AdmissionTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
     EXPECT_EQ(pod.counts.unjudged_kind, "/Pod");
 }
 
+TEST_F(AdmissionTest, WhatIsCountedComesFromClosedSetsWhateverTheRequestSays) {
+    const auto odd = handle(review(denied_object, "admission.k8s.io/v1", "Create\"}", "Widget"));
+    EXPECT_EQ(odd.operation, "Create\"}");  // the decision log keeps what was sent
+    EXPECT_EQ(odd.counts.operation, "other");
+    EXPECT_EQ(odd.counts.unjudged_kind, "other");
+    const auto types =
+        handle(review(denied_object, "admission.k8s.io/v1", "UPDATE", "InstanceType"));
+    EXPECT_EQ(types.counts.operation, "UPDATE");
+    EXPECT_EQ(types.counts.unjudged_kind, "worker.gpustack.ai/InstanceType");
+    const auto judged = handle(review(denied_object, "admission.k8s.io/v1", "DELETE"));
+    EXPECT_EQ(judged.counts.operation, "DELETE");
+    EXPECT_EQ(judged.counts.unjudged_kind, "");
+}
+
 TEST_F(AdmissionTest, MutateAllowsOtherKindsWithoutAPatch) {
     const auto outcome = handle(review(denied_object), AdmissionPath::mutate);
     const json::value response = response_of(outcome).at("response");

@@ -299,6 +299,29 @@ TEST(TlsPolicy, ClientCertificatesAreRequiredWhenAClientCaIsSet) {
         200);
 }
 
+TEST(OnePort, ASecondProcessOnTheSamePortIsRefusedAndTheFirstKeepsEveryConnection) {
+    ServerFixture first;
+    server::Config config;
+    config.cert_file = first.directory() / "tls.crt";
+    config.key_file = first.directory() / "tls.key";
+    config.listen = {"127.0.0.1", first.port()};
+    config.health_listen.reset();
+    config.threads = 2;
+    const server::Log log("error", false);
+    auto second = server::Webhook::create(config, log);
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    const auto started = second.value()->start();
+    ASSERT_FALSE(started.ok());
+    EXPECT_EQ(started.error().message,
+              "cannot listen on 127.0.0.1:" + std::to_string(first.port()) +
+                  ": another process listens there");
+    for (int i = 0; i < 20; ++i) {
+        EXPECT_EQ(post_once(first.port(), first.client_options(), "/validate",
+                            validate_review(admitted_object)),
+                  200);
+    }
+}
+
 TEST(ConnectionCap, ConnectionsOverTheCapAreClosedAtAccept) {
     ServerFixture fixture([](server::Config& c) { c.max_connections = 2; });
     HttpsClient first(fixture.port(), fixture.client_options());

@@ -45,6 +45,21 @@ TEST(Documents, ErrorsNameTheFileAndLine) {
               "/nonexistent.yaml: cannot open the file");
 }
 
+TEST(Documents, NumbersBeyondADoubleAreRefusedWithTheirLine) {
+    for (const char* number : {"1e999", "-1e999", "1e-400"}) {
+        const auto parsed =
+            inputs::parse_documents(std::string("kind: X\nspec:\n  a: ") + number, "big.yaml");
+        ASSERT_FALSE(parsed.ok()) << number;
+        EXPECT_EQ(parsed.error().message,
+                  std::string("big.yaml:3:6: not valid YAML or JSON: the number ") + number +
+                      " is out of range");
+    }
+    const auto fine = inputs::parse_documents("a: 1.5e300\nb: '1e999'", "fine.yaml");
+    ASSERT_TRUE(fine.ok()) << fine.error().message;
+    EXPECT_EQ(fine.value()[0].value.at("a").as_double(), 1.5e300);
+    EXPECT_EQ(fine.value()[0].value.at("b").as_string(), "1e999");
+}
+
 TEST(Documents, InstanceTypesAreCollectedByName) {
     const auto docs = inputs::parse_documents(
         "kind: InstanceType\nmetadata: {name: a}\nstatus: {detail: {manufacturer: AMD}}\n---\n"

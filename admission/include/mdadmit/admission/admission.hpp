@@ -30,10 +30,15 @@ struct Lookup {
 
 std::string_view to_string(Lookup::Status status);
 
-// What the server counts of one answer; admission itself counts nothing.
+// What the server counts of one answer; admission itself counts nothing. Every text here is
+// from a closed set, whatever the request said, so that no client can grow the metrics.
 struct Counts {
     std::vector<std::pair<std::string, rules::Severity>> findings;  // rule id, severity
-    std::string unjudged_kind;             // group/kind of a review this webhook does not judge
+    // CREATE, UPDATE, DELETE, CONNECT or other; "" when the request was not a review.
+    std::string_view operation;
+    // A review this webhook does not judge: `/Pod`, `worker.gpustack.ai/ModelDeployment` (of an
+    // unjudged version), `worker.gpustack.ai/InstanceType`, or `other`; "" when judged.
+    std::string_view unjudged_kind;
     std::optional<Lookup::Status> lookup;  // a Pod's ModelDeployment lookup
     bool panic = false;                    // judging threw
 };
