@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
     g++ cmake make pkg-config git openssl ca-certificates curl
     libboost1.81-dev libboost-json1.81-dev libssl-dev
-    nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-cpp-dev
+    nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
 )
 if [[ "${1:-}" == "--bench" ]]; then

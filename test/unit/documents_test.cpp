@@ -60,6 +60,46 @@ TEST(Documents, NumbersBeyondADoubleAreRefusedWithTheirLine) {
     EXPECT_EQ(fine.value()[0].value.at("b").as_string(), "1e999");
 }
 
+// Inputs on which a YAML reader without bounds never returns or grows without end.
+TEST(Documents, HostileYamlIsRefusedWithItsLine) {
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {",", "hostile.yaml:1:1: not valid YAML or JSON: "},
+        {"!sps, wrieche-nd\"kd", "hostile.yaml:1:"},
+        {"a: &a [x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, "
+         "*c, *c]\n"
+         "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, "
+         "*e]\n",
+         "hostile.yaml:5:16: not valid YAML or JSON: aliases copy more values than the document "
+         "holds"},
+        {"a: *nowhere\n", "hostile.yaml:1:4: not valid YAML or JSON: unknown anchor *nowhere"},
+        {"? [a]\n: b\n",
+         "hostile.yaml:1:3: not valid YAML or JSON: a mapping key must be a plain value"},
+    };
+    for (const auto& [text, prefix] : cases) {
+        const auto parsed = inputs::parse_documents(text, "hostile.yaml");
+        ASSERT_FALSE(parsed.ok()) << text;
+        EXPECT_EQ(parsed.error().message.rfind(prefix, 0), 0u) << parsed.error().message;
+    }
+    EXPECT_EQ(
+        inputs::parse_documents("a: " + std::string(100, '[') + std::string(100, ']'), "deep.yaml")
+            .error()
+            .message,
+        "deep.yaml:1:67: not valid YAML or JSON: nesting deeper than 64 levels");
+    EXPECT_EQ(
+        inputs::parse_documents(std::string(17 * 1024 * 1024, ' '), "huge.yaml").error().message,
+        "huge.yaml: larger than 16 MiB, the most a manifest file may hold");
+}
+
+TEST(Documents, AnchorsAndAliasesWithinBoundsAreCopied) {
+    const auto docs = inputs::parse_documents(
+        "base: &env [{name: A, value: '1'}]\nroles:\n- env: *env\n- env: *env\n", "a.yaml");
+    ASSERT_TRUE(docs.ok()) << docs.error().message;
+    const auto& roles = docs.value()[0].value.at("roles").as_array();
+    EXPECT_EQ(roles.at(1).at("env"), docs.value()[0].value.at("base"));
+    EXPECT_EQ(roles.at(1).at("env").at(0).at("value"), json::value("1"));
+}
+
 TEST(Documents, InstanceTypesAreCollectedByName) {
     const auto docs = inputs::parse_documents(
         "kind: InstanceType\nmetadata: {name: a}\nstatus: {detail: {manufacturer: AMD}}\n---\n"

@@ -13,5 +13,8 @@ inline constexpr std::size_t max_list_entries_read = 4096;
 // JSON nesting accepted by the parser: a ModelDeployment is about 8 levels deep; unknown
 // fields may nest further, but not without bound.
 inline constexpr std::size_t max_json_depth = 64;
+// A manifest file read by the harness or at the server's start: far above any real set of
+// manifests, and refused before parsing beyond it.
+inline constexpr std::size_t max_manifest_bytes = 16 * 1024 * 1024;
 
 }  // namespace mdadmit::rules::limits
