@@ -110,8 +110,10 @@ OwnedEnv parse_owned_env(const json::value& value, const FieldPath& path) {
 
 Settings parse_settings(const json::object& object, const FieldPath& path, Settings base) {
     for (const auto& [key, value] : object) {
+        const std::string_view name =
+            key;  // a lambda cannot capture a structured binding in clang 14
         const auto field = std::find_if(setting_fields.begin(), setting_fields.end(),
-                                        [&](const auto& f) { return f.first == key; });
+                                        [&](const auto& f) { return f.first == name; });
         if (field == setting_fields.end()) {
             throw DataError{path.member(key).text(),
                             "unknown setting (privilegedAllowed, hostPathVolumeAllowed, "
