@@ -322,6 +322,31 @@ TEST(OnePort, ASecondProcessOnTheSamePortIsRefusedAndTheFirstKeepsEveryConnectio
     }
 }
 
+// A start-up file that a YAML reader without bounds never finishes (one comma) or that holds
+// a number beyond a double: the start fails at once with the file, line and reason.
+TEST(StartUpFiles, AnUnreadableInstanceTypesFileStopsTheStartNamingItsLine) {
+    ServerFixture certificates;
+    const std::vector<std::pair<std::string, std::string>> files{
+        {",",
+         ":1:1: not valid YAML or JSON: while parsing a block node: did not find expected "
+         "node content"},
+        {"kind: InstanceType\nspec:\n  a: 1e999\n",
+         ":3:6: not valid YAML or JSON: the number 1e999 is out of range"}};
+    for (const auto& [text, message] : files) {
+        const auto path = certificates.directory() / "instance-types.yaml";
+        write_file(path, text);
+        server::Config config;
+        config.cert_file = certificates.directory() / "tls.crt";
+        config.key_file = certificates.directory() / "tls.key";
+        config.instance_types_file = path;
+        const server::Log log("error", false);
+        const auto webhook = server::Webhook::create(config, log);
+        ASSERT_FALSE(webhook.ok()) << text;
+        EXPECT_NE(webhook.error().message.find(path.string() + message), std::string::npos)
+            << webhook.error().message;
+    }
+}
+
 TEST(ConnectionCap, ConnectionsOverTheCapAreClosedAtAccept) {
     ServerFixture fixture([](server::Config& c) { c.max_connections = 2; });
     HttpsClient first(fixture.port(), fixture.client_options());

@@ -1,0 +1,470 @@
+// TlsStream, the server's own OpenSSL stream, over a real loopback socket against a client
+// whose TLS runs in memory, so each test decides exactly which bytes reach the server and
+// when: records split at every byte, a reset in the middle of a record, close_notify both
+// ways, a write of many records, timeouts, and the drain's cancel.
+#include "tls_stream.hpp"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "test_certificates.hpp"
+#include "tls_context.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using server::TlsStream;
+
+// A TLS client in memory: OpenSSL reads what the test feeds it and writes into a buffer the
+// test sends on the socket as it likes.
+class MemoryClient {
+  public:
+    MemoryClient() : context_(SSL_CTX_new(TLS_client_method())) {
+        SSL_CTX_set_verify(context_, SSL_VERIFY_NONE, nullptr);
+        ssl_ = SSL_new(context_);
+        BIO* in = BIO_new(BIO_s_mem());
+        BIO* out = BIO_new(BIO_s_mem());
+        SSL_set_bio(ssl_, in, out);  // the SSL owns both
+        SSL_set_connect_state(ssl_);
+        SSL_set_tlsext_host_name(ssl_, "localhost");
+    }
+    MemoryClient(const MemoryClient&) = delete;
+    MemoryClient& operator=(const MemoryClient&) = delete;
+    ~MemoryClient() {
+        SSL_free(ssl_);
+        SSL_CTX_free(context_);
+    }
+
+    // What OpenSSL wants sent: handshake flights, records, alerts.
+    std::string outgoing() {
+        std::string bytes;
+        char chunk[4096];
+        int n = 0;
+        while ((n = BIO_read(SSL_get_wbio(ssl_), chunk, sizeof chunk)) > 0) {
+            bytes.append(chunk, static_cast<std::size_t>(n));
+        }
+        return bytes;
+    }
+    void incoming(const std::string& bytes) {
+        BIO_write(SSL_get_rbio(ssl_), bytes.data(), static_cast<int>(bytes.size()));
+    }
+    bool handshake_done() { return SSL_do_handshake(ssl_) == 1; }
+    std::string seal(const std::string& plaintext) {
+        SSL_write(ssl_, plaintext.data(), static_cast<int>(plaintext.size()));
+        return outgoing();
+    }
+    // Plaintext decrypted so far; sets closed when the server's close_notify arrived.
+    std::string open(bool& closed) {
+        std::string plaintext;
+        char chunk[4096];
+        int n = 0;
+        while ((n = SSL_read(ssl_, chunk, sizeof chunk)) > 0) {
+            plaintext.append(chunk, static_cast<std::size_t>(n));
+        }
+        closed = SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN;
+        return plaintext;
+    }
+    // Asks for a second handshake on the established connection (TLS 1.2 only).
+    std::string renegotiate() {
+        SSL_renegotiate(ssl_);
+        SSL_do_handshake(ssl_);
+        return outgoing();
+    }
+    bool renegotiation_pending() { return SSL_renegotiate_pending(ssl_) == 1; }
+    void at_most_tls12() { SSL_set_max_proto_version(ssl_, TLS1_2_VERSION); }
+    std::string close_notify() {
+        SSL_shutdown(ssl_);
+        return outgoing();
+    }
+
+  private:
+    SSL_CTX* context_;
+    SSL* ssl_ = nullptr;
+};
+
+// The client's end of the connection: a blocking socket.
+class ClientSocket {
+  public:
+    explicit ClientSocket(tcp::socket socket) : socket_(std::move(socket)) {
+        const int on = 1;
+        ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
+    // Sends `bytes` in pieces of `piece` bytes, one send() each.
+    void send(const std::string& bytes, std::size_t piece = SIZE_MAX) {
+        for (std::size_t at = 0; at < bytes.size(); at += piece) {
+            asio::write(socket_,
+                        asio::buffer(bytes.data() + at, std::min(piece, bytes.size() - at)));
+            if (piece < bytes.size()) {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        }
+    }
+    // Whatever arrives within `wait` (at least one read when something is there).
+    std::string receive(std::chrono::milliseconds wait = std::chrono::milliseconds(200)) {
+        std::string bytes;
+        const auto until = std::chrono::steady_clock::now() + wait;
+        while (std::chrono::steady_clock::now() < until) {
+            if (socket_.available() == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                continue;
+            }
+            char chunk[65536];
+            boost::system::error_code ec;
+            const std::size_t n = socket_.read_some(asio::buffer(chunk), ec);
+            bytes.append(chunk, n);
+            if (ec) {
+                break;
+            }
+        }
+        return bytes;
+    }
+    // Completes the handshake, sending every flight in pieces of `piece` bytes.
+    void handshake(MemoryClient& client, std::size_t piece = SIZE_MAX) {
+        for (int round = 0; round < 50 && !client.handshake_done(); ++round) {
+            send(client.outgoing(), piece);
+            client.incoming(receive(std::chrono::milliseconds(20)));
+        }
+        send(client.outgoing(), piece);  // TLS 1.3: the client's Finished
+    }
+    void reset() {
+        const linger abort{1, 0};
+        ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+        socket_.close();
+    }
+    tcp::socket& socket() { return socket_; }
+
+  private:
+    tcp::socket socket_;
+};
+
+class TlsStreamTest : public testing::Test {
+  protected:
+    void SetUp() override {
+        directory_ = std::filesystem::temp_directory_path() /
+                     ("mdadmit-tls-stream-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(directory_);
+        const PemPair serving = ca_.issue("localhost");
+        write_file(directory_ / "tls.crt", serving.certificate);
+        write_file(directory_ / "tls.key", serving.key);
+        auto context =
+            server::make_tls_context({directory_ / "tls.crt", directory_ / "tls.key", "", false});
+        ASSERT_TRUE(context.ok()) << context.error().message;
+        context_ = std::move(context).value();
+    }
+    void TearDown() override { std::filesystem::remove_all(directory_); }
+
+    // A connected pair: the client's blocking socket and the server's TlsStream.
+    std::pair<ClientSocket, TlsStream> connect(int send_buffer = 0) {
+        tcp::acceptor acceptor(io_, {asio::ip::make_address("127.0.0.1"), 0});
+        tcp::socket client(client_io_);
+        if (send_buffer > 0) {
+            client.open(tcp::v4());
+            const int size = send_buffer;
+            ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+        }
+        client.connect(acceptor.local_endpoint());
+        tcp::socket server = acceptor.accept();
+        if (send_buffer > 0) {
+            const int size = send_buffer;
+            ::setsockopt(server.native_handle(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        }
+        auto stream = TlsStream::accept(std::move(server), context_->native_handle());
+        EXPECT_TRUE(stream.has_value());
+        return {ClientSocket(std::move(client)), std::move(*stream)};
+    }
+
+    // Runs the server's side until `done` or 10 s.
+    void run_until(const std::atomic<bool>& done) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!done && std::chrono::steady_clock::now() < until) {
+            io_.run_for(std::chrono::milliseconds(5));
+            io_.restart();
+        }
+    }
+
+    asio::io_context io_;
+    asio::io_context client_io_;
+    std::filesystem::path directory_;
+    TestCa ca_;
+    std::shared_ptr<asio::ssl::context> context_;
+};
+
+// The server's handshake, then reads until `expected` bytes of plaintext have arrived.
+struct ServerRead {
+    explicit ServerRead(TlsStream& s) : stream(s) {}
+
+    TlsStream& stream;
+    std::string data;
+    boost::system::error_code error;
+    std::atomic<bool> done{false};
+};
+
+void read_until(ServerRead& read, std::size_t expected) {
+    auto buffer = std::make_shared<std::array<char, 4096>>();
+    read.stream.async_read_some(
+        asio::buffer(*buffer),
+        [&read, buffer, expected](boost::system::error_code ec, std::size_t n) {
+            read.data.append(buffer->data(), n);
+            if (ec || read.data.size() >= expected) {
+                read.error = ec;
+                read.done = true;
+                return;
+            }
+            read_until(read, expected);
+        });
+}
+
+void handshake_then_read(ServerRead& read, std::size_t expected) {
+    read.stream.async_handshake([&read, expected](boost::system::error_code ec, std::size_t) {
+        if (ec) {
+            read.error = ec;
+            read.done = true;
+            return;
+        }
+        read_until(read, expected);
+    });
+}
+
+TEST_F(TlsStreamTest, RecordsSplitAtEveryByteAreReadWholeTwiceWithIdleBuffersReleasedBetween) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread peer([&] {
+        client_socket.handshake(client, 1);
+        client_socket.send(client.seal("first request"), 1);
+    });
+    ServerRead first{stream};
+    handshake_then_read(first, 13);
+    run_until(first.done);
+    peer.join();
+    EXPECT_FALSE(first.error) << first.error.message();
+    EXPECT_EQ(first.data, "first request");
+
+    // Idle between requests (OpenSSL released the record buffers); then a second one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::thread again([&] { client_socket.send(client.seal("second"), 1); });
+    ServerRead second{stream};
+    read_until(second, 6);
+    run_until(second.done);
+    again.join();
+    EXPECT_FALSE(second.error) << second.error.message();
+    EXPECT_EQ(second.data, "second");
+}
+
+TEST_F(TlsStreamTest, APeerThatResetsInTheMiddleOfARecordEndsTheReadWithAnError) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread peer([&] {
+        client_socket.handshake(client);
+        const std::string record = client.seal(std::string(1000, 'x'));
+        client_socket.send(record.substr(0, record.size() / 2));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        client_socket.reset();
+    });
+    ServerRead read{stream};
+    handshake_then_read(read, 1000);
+    run_until(read.done);
+    peer.join();
+    ASSERT_TRUE(read.done);
+    EXPECT_TRUE(read.error);
+    EXPECT_TRUE(read.data.empty()) << "half a record is never plaintext";
+}
+
+TEST_F(TlsStreamTest, ARecordOfGarbageEndsTheReadWithAnError) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread peer([&] {
+        client_socket.handshake(client);
+        // An application-data record whose contents no key produced.
+        client_socket.send(std::string("\x17\x03\x03\x00\x20", 5) + std::string(32, '\x5a'));
+    });
+    ServerRead read{stream};
+    handshake_then_read(read, 1);
+    run_until(read.done);
+    peer.join();
+    ASSERT_TRUE(read.done);
+    EXPECT_TRUE(read.error);
+    EXPECT_TRUE(read.data.empty());
+}
+
+TEST_F(TlsStreamTest, RenegotiationIsRefused) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    client.at_most_tls12();
+    std::atomic<bool> answered{false};
+    std::thread peer([&] {
+        client_socket.handshake(client);
+        client_socket.send(client.renegotiate());
+        // As many rounds as a second handshake would take, had the server accepted it.
+        for (int round = 0; round < 5 && client.renegotiation_pending(); ++round) {
+            client.incoming(client_socket.receive(std::chrono::milliseconds(30)));
+            client.handshake_done();
+            client_socket.send(client.outgoing());
+        }
+        answered = true;
+    });
+    ServerRead read{stream};
+    handshake_then_read(read, 1);
+    run_until(answered);
+    io_.run_for(std::chrono::milliseconds(50));
+    peer.join();
+    EXPECT_TRUE(client.renegotiation_pending()) << "the server took part in a second handshake";
+}
+
+TEST_F(TlsStreamTest, CloseNotifyBothWays) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread peer([&] {
+        client_socket.handshake(client);
+        client_socket.send(client.close_notify());
+    });
+    ServerRead read{stream};
+    handshake_then_read(read, 1);
+    run_until(read.done);
+    peer.join();
+    EXPECT_EQ(read.error, asio::error::eof) << read.error.message();
+
+    auto other_socket_and_other = connect();
+    ClientSocket& other_socket = other_socket_and_other.first;
+    TlsStream& other = other_socket_and_other.second;
+    MemoryClient second;
+    std::thread handshake([&] { other_socket.handshake(second); });
+    std::atomic<bool> shaken{false};
+    other.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
+    run_until(shaken);
+    handshake.join();
+    other.shutdown();
+    second.incoming(other_socket.receive());
+    bool closed = false;
+    EXPECT_EQ(second.open(closed), "");
+    EXPECT_TRUE(closed) << "the server's close_notify reached the client";
+}
+
+TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread handshake([&] { client_socket.handshake(client); });
+    std::atomic<bool> shaken{false};
+    stream.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
+    run_until(shaken);
+    handshake.join();
+
+    std::string body(40'000, ' ');
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        body[i] = static_cast<char>('a' + i % 26);
+    }
+    std::atomic<bool> written{false};
+    boost::system::error_code error;
+    asio::async_write(stream, asio::buffer(body), [&](boost::system::error_code ec, std::size_t) {
+        error = ec;
+        written = true;
+    });
+    run_until(written);
+    EXPECT_FALSE(error) << error.message();
+    std::string received;
+    bool closed = false;
+    for (int i = 0; i < 50 && received.size() < body.size(); ++i) {
+        client.incoming(client_socket.receive(std::chrono::milliseconds(20)));
+        received += client.open(closed);
+    }
+    EXPECT_EQ(received, body);
+}
+
+TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
+    // A client that connects and says nothing.
+    auto silent_socket_and_silent = connect();
+    // silent_socket_and_silent.first, the client, stays connected and silent.
+    TlsStream& silent = silent_socket_and_silent.second;
+    ServerRead handshake{silent};
+    silent.expires_after(std::chrono::milliseconds(100));
+    handshake_then_read(handshake, 1);
+    run_until(handshake.done);
+    EXPECT_EQ(handshake.error, boost::beast::error::timeout) << handshake.error.message();
+
+    // A client that completes the handshake and sends no request.
+    auto quiet_socket_and_quiet = connect();
+    ClientSocket& quiet_socket = quiet_socket_and_quiet.first;
+    TlsStream& quiet = quiet_socket_and_quiet.second;
+    MemoryClient client;
+    std::thread peer([&] { quiet_socket.handshake(client); });
+    std::atomic<bool> shaken{false};
+    quiet.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
+    run_until(shaken);
+    peer.join();
+    quiet.expires_after(std::chrono::milliseconds(100));
+    ServerRead read{quiet};
+    read_until(read, 1);
+    run_until(read.done);
+    EXPECT_EQ(read.error, boost::beast::error::timeout) << read.error.message();
+
+    // A client that never reads what the server writes.
+    auto full_socket_and_full = connect(4096);
+    ClientSocket& full_socket = full_socket_and_full.first;
+    TlsStream& full = full_socket_and_full.second;
+    MemoryClient reader;
+    std::thread shake([&] { full_socket.handshake(reader); });
+    std::atomic<bool> ready{false};
+    full.async_handshake([&](boost::system::error_code, std::size_t) { ready = true; });
+    run_until(ready);
+    shake.join();
+    full.expires_after(std::chrono::milliseconds(200));
+    const std::string body(16 * 1024 * 1024, 'x');
+    std::atomic<bool> written{false};
+    boost::system::error_code error;
+    asio::async_write(full, asio::buffer(body), [&](boost::system::error_code ec, std::size_t) {
+        error = ec;
+        written = true;
+    });
+    run_until(written);
+    EXPECT_EQ(error, boost::beast::error::timeout) << error.message();
+}
+
+TEST_F(TlsStreamTest, TheDrainsCancelEndsThePendingReadAndEveryLaterOne) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.first;
+    TlsStream& stream = client_socket_and_stream.second;
+    MemoryClient client;
+    std::thread peer([&] { client_socket.handshake(client); });
+    std::atomic<bool> shaken{false};
+    stream.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
+    run_until(shaken);
+    peer.join();
+
+    ServerRead pending{stream};
+    read_until(pending, 1);
+    io_.run_for(std::chrono::milliseconds(20));
+    io_.restart();
+    stream.cancel();
+    run_until(pending.done);
+    EXPECT_EQ(pending.error, asio::error::operation_aborted) << pending.error.message();
+
+    ServerRead later{stream};
+    read_until(later, 1);
+    run_until(later.done);
+    EXPECT_EQ(later.error, asio::error::operation_aborted) << later.error.message();
+}
+
+}  // namespace
+}  // namespace mdadmit::test
