@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "mdadmit/rules/decode.hpp"
+#include "mdadmit/rules/json_input.hpp"
 #include "mdadmit/rules/limits.hpp"
 
 namespace mdadmit::admission {
@@ -103,6 +104,11 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     const json::value document = json::parse(body, ec, &resource, options);
     if (ec) {
         return http_error(400, "BadRequest", "request body is not valid JSON: " + ec.message());
+    }
+    if (!rules::numbers_are_finite(document)) {
+        return http_error(
+            400, "BadRequest",
+            "request body is not valid JSON: " + std::string(rules::non_finite_number));
     }
     const json::object* review = document.if_object();
     const std::string api_version = text_at(review, "apiVersion");

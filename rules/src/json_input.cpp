@@ -1,6 +1,7 @@
 #include "mdadmit/rules/json_input.hpp"
 
 #include <boost/json/parser.hpp>
+#include <cmath>
 
 #include "mdadmit/rules/limits.hpp"
 
@@ -16,7 +17,34 @@ Result<boost::json::value> parse_json(std::string_view text) {
     if (ec) {
         return Error{"invalid JSON at byte " + std::to_string(consumed) + ": " + ec.message()};
     }
-    return parser.release();
+    boost::json::value value = parser.release();
+    if (!numbers_are_finite(value)) {
+        return Error{"invalid JSON: " + std::string(non_finite_number)};
+    }
+    return value;
+}
+
+bool numbers_are_finite(const boost::json::value& value) {
+    switch (value.kind()) {
+        case boost::json::kind::double_:
+            return std::isfinite(value.get_double());
+        case boost::json::kind::array:
+            for (const auto& item : value.get_array()) {
+                if (!numbers_are_finite(item)) {
+                    return false;
+                }
+            }
+            return true;
+        case boost::json::kind::object:
+            for (const auto& [key, item] : value.get_object()) {
+                if (!numbers_are_finite(item)) {
+                    return false;
+                }
+            }
+            return true;
+        default:
+            return true;
+    }
 }
 
 const boost::json::value* at_pointer(const boost::json::value& value, std::string_view pointer) {

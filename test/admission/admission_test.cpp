@@ -134,6 +134,16 @@ TEST_F(AdmissionTest, DeleteConnectAndUnjudgedKindsAreAllowed) {
     EXPECT_EQ(pod.counts.unjudged_kind, "/Pod");
 }
 
+TEST_F(AdmissionTest, NumbersBeyondADoubleAreABadRequest) {
+    const auto outcome = handle(
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","object":{"spec":{"roles":[{"replicas":0E400}]}}}})");
+    EXPECT_EQ(outcome.http_status, 400);
+    EXPECT_NE(
+        outcome.body.find("request body is not valid JSON: a number beyond the range of a double"),
+        std::string::npos)
+        << outcome.body;
+}
+
 TEST_F(AdmissionTest, WhatIsCountedComesFromClosedSetsWhateverTheRequestSays) {
     const auto odd = handle(review(denied_object, "admission.k8s.io/v1", "Create\"}", "Widget"));
     EXPECT_EQ(odd.operation, "Create\"}");  // the decision log keeps what was sent

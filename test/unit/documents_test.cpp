@@ -91,6 +91,18 @@ TEST(Documents, HostileYamlIsRefusedWithItsLine) {
         "huge.yaml: larger than 16 MiB, the most a manifest file may hold");
 }
 
+// Boost.JSON reads 1e400 as infinity and 0e400 as NaN, which no JSON can spell again and which
+// is unequal to itself: refused like any number beyond a double.
+TEST(Documents, JsonNumbersBeyondADoubleAreRefused) {
+    for (const char* text : {"[0E840080000]", "{\"a\": 1e400}", "{\"a\": [-1E999]}"}) {
+        const auto parsed = inputs::parse_documents(text, "big.json");
+        ASSERT_FALSE(parsed.ok()) << text;
+        EXPECT_EQ(parsed.error().message,
+                  "big.json: invalid JSON: a number beyond the range of a double");
+    }
+    EXPECT_TRUE(inputs::parse_documents("{\"a\": 1e300, \"b\": 0e10}", "fine.json").ok());
+}
+
 TEST(Documents, AnchorsAndAliasesWithinBoundsAreCopied) {
     const auto docs = inputs::parse_documents(
         "base: &env [{name: A, value: '1'}]\nroles:\n- env: *env\n- env: *env\n", "a.yaml");
