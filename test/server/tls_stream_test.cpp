@@ -184,6 +184,20 @@ class TlsStreamTest : public testing::Test {
         return {ClientSocket(std::move(client)), std::move(*stream)};
     }
 
+    // Both sides of the handshake: the client's on a thread, the server's here.
+    void handshake(ClientSocket& client_socket, TlsStream& stream, MemoryClient& client) {
+        std::thread peer([&] { client_socket.handshake(client); });
+        std::atomic<bool> shaken{false};
+        boost::system::error_code error;
+        stream.async_handshake([&](boost::system::error_code ec, std::size_t) {
+            error = ec;
+            shaken = true;
+        });
+        run_until(shaken);
+        peer.join();
+        ASSERT_FALSE(error) << error.message();
+    }
+
     // Runs the server's side until `done` or 10 s.
     void run_until(const std::atomic<bool>& done) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -348,11 +362,7 @@ TEST_F(TlsStreamTest, CloseNotifyBothWays) {
     ClientSocket& other_socket = other_socket_and_other.first;
     TlsStream& other = other_socket_and_other.second;
     MemoryClient second;
-    std::thread handshake([&] { other_socket.handshake(second); });
-    std::atomic<bool> shaken{false};
-    other.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
-    run_until(shaken);
-    handshake.join();
+    handshake(other_socket, other, second);
     other.shutdown();
     second.incoming(other_socket.receive());
     bool closed = false;
@@ -365,11 +375,7 @@ TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
     ClientSocket& client_socket = client_socket_and_stream.first;
     TlsStream& stream = client_socket_and_stream.second;
     MemoryClient client;
-    std::thread handshake([&] { client_socket.handshake(client); });
-    std::atomic<bool> shaken{false};
-    stream.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
-    run_until(shaken);
-    handshake.join();
+    handshake(client_socket, stream, client);
 
     std::string body(40'000, ' ');
     for (std::size_t i = 0; i < body.size(); ++i) {
@@ -397,22 +403,18 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
     auto silent_socket_and_silent = connect();
     // silent_socket_and_silent.first, the client, stays connected and silent.
     TlsStream& silent = silent_socket_and_silent.second;
-    ServerRead handshake{silent};
+    ServerRead unanswered{silent};
     silent.expires_after(std::chrono::milliseconds(100));
-    handshake_then_read(handshake, 1);
-    run_until(handshake.done);
-    EXPECT_EQ(handshake.error, boost::beast::error::timeout) << handshake.error.message();
+    handshake_then_read(unanswered, 1);
+    run_until(unanswered.done);
+    EXPECT_EQ(unanswered.error, boost::beast::error::timeout) << unanswered.error.message();
 
     // A client that completes the handshake and sends no request.
     auto quiet_socket_and_quiet = connect();
     ClientSocket& quiet_socket = quiet_socket_and_quiet.first;
     TlsStream& quiet = quiet_socket_and_quiet.second;
     MemoryClient client;
-    std::thread peer([&] { quiet_socket.handshake(client); });
-    std::atomic<bool> shaken{false};
-    quiet.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
-    run_until(shaken);
-    peer.join();
+    handshake(quiet_socket, quiet, client);
     quiet.expires_after(std::chrono::milliseconds(100));
     ServerRead read{quiet};
     read_until(read, 1);
@@ -424,11 +426,7 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
     ClientSocket& full_socket = full_socket_and_full.first;
     TlsStream& full = full_socket_and_full.second;
     MemoryClient reader;
-    std::thread shake([&] { full_socket.handshake(reader); });
-    std::atomic<bool> ready{false};
-    full.async_handshake([&](boost::system::error_code, std::size_t) { ready = true; });
-    run_until(ready);
-    shake.join();
+    handshake(full_socket, full, reader);
     full.expires_after(std::chrono::milliseconds(200));
     const std::string body(16 * 1024 * 1024, 'x');
     std::atomic<bool> written{false};
@@ -446,11 +444,7 @@ TEST_F(TlsStreamTest, TheDrainsCancelEndsThePendingReadAndEveryLaterOne) {
     ClientSocket& client_socket = client_socket_and_stream.first;
     TlsStream& stream = client_socket_and_stream.second;
     MemoryClient client;
-    std::thread peer([&] { client_socket.handshake(client); });
-    std::atomic<bool> shaken{false};
-    stream.async_handshake([&](boost::system::error_code, std::size_t) { shaken = true; });
-    run_until(shaken);
-    peer.join();
+    handshake(client_socket, stream, client);
 
     ServerRead pending{stream};
     read_until(pending, 1);
