@@ -126,6 +126,13 @@ Field choice(std::vector<std::string> allowed,
             std::move(shown)};
 }
 
+// A switch spelled as one of two words, `off` (false, the default) or `on`.
+Field two_words(bool Config::*field, std::string off, std::string on) {
+    return choice(
+        {off, on}, [field, on](Config& c, const std::string& v) { c.*field = v == on; },
+        [field, off, on](const Config& c) { return c.*field ? on : off; });
+}
+
 Field health_address() {
     return {
         [](Config& c, const std::string& v) -> std::optional<std::string> {
@@ -167,9 +174,7 @@ const std::vector<Setting>& settings() {
         {"client-ca-file", "FILE", "require client certificates signed by these CAs (mTLS)",
          text(&Config::client_ca_file)},
         {"tls-min-version", "1.2|1.3", "lowest TLS version accepted",
-         choice(
-             {"1.2", "1.3"}, [](Config& c, const std::string& v) { c.tls13_only = v == "1.3"; },
-             [](const Config& c) { return c.tls13_only ? "1.3" : "1.2"; })},
+         two_words(&Config::tls13_only, "1.2", "1.3")},
         {"threads",
          "N",
          "I/O threads, each with its own listener",
@@ -220,10 +225,7 @@ const std::vector<Setting>& settings() {
         {"mutation-failure-mode", "allow|deny",
          "a Pod whose ModelDeployment cannot be read: admitted unchanged with a warning (allow) "
          "or denied",
-         choice(
-             {"allow", "deny"},
-             [](Config& c, const std::string& v) { c.deny_unreadable_mutations = v == "deny"; },
-             [](const Config& c) { return c.deny_unreadable_mutations ? "deny" : "allow"; })},
+         two_words(&Config::deny_unreadable_mutations, "allow", "deny")},
         {"router-container", "NAME", "router Pod container that gets router flags",
          text(&Config::router_container), "the first"},
         {"engine-container", "NAME", "engine Pod container that gets engine flags (else the first)",
@@ -232,10 +234,7 @@ const std::vector<Setting>& settings() {
          text(&Config::sidecar_container)},
         {"schema-check", "decoder|full",
          "decoder: type checks of the fields rules read; full: the JSON Schema on every request",
-         choice(
-             {"decoder", "full"},
-             [](Config& c, const std::string& v) { c.full_schema_check = v == "full"; },
-             [](const Config& c) { return c.full_schema_check ? "full" : "decoder"; })},
+         two_words(&Config::full_schema_check, "decoder", "full")},
         {"encode-platform-unknown", "warn|deny",
          "severity when an Encode role's platform is unknown",
          choice(
@@ -253,9 +252,7 @@ const std::vector<Setting>& settings() {
              [](Config& c, const std::string& v) { c.log_level = v; },
              [](const Config& c) { return c.log_level; })},
         {"log-format", "text|json", "log line format; json is one object per line",
-         choice(
-             {"text", "json"}, [](Config& c, const std::string& v) { c.log_json = v == "json"; },
-             [](const Config& c) { return c.log_json ? "json" : "text"; })},
+         two_words(&Config::log_json, "text", "json")},
     };
     return table;
 }

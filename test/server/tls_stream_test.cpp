@@ -13,6 +13,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -148,74 +149,14 @@ class ClientSocket {
     tcp::socket socket_;
 };
 
-class TlsStreamTest : public testing::Test {
-  protected:
-    void SetUp() override {
-        directory_ = std::filesystem::temp_directory_path() /
-                     ("mdadmit-tls-stream-" + std::to_string(::getpid()));
-        std::filesystem::create_directories(directory_);
-        const PemPair serving = ca_.issue("localhost");
-        write_file(directory_ / "tls.crt", serving.certificate);
-        write_file(directory_ / "tls.key", serving.key);
-        auto context =
-            server::make_tls_context({directory_ / "tls.crt", directory_ / "tls.key", "", false});
-        ASSERT_TRUE(context.ok()) << context.error().message;
-        context_ = std::move(context).value();
-    }
-    void TearDown() override { std::filesystem::remove_all(directory_); }
-
-    // A connected pair: the client's blocking socket and the server's TlsStream.
-    std::pair<ClientSocket, TlsStream> connect(int send_buffer = 0) {
-        tcp::acceptor acceptor(io_, {asio::ip::make_address("127.0.0.1"), 0});
-        tcp::socket client(client_io_);
-        if (send_buffer > 0) {
-            client.open(tcp::v4());
-            const int size = send_buffer;
-            ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-        }
-        client.connect(acceptor.local_endpoint());
-        tcp::socket server = acceptor.accept();
-        if (send_buffer > 0) {
-            const int size = send_buffer;
-            ::setsockopt(server.native_handle(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-        }
-        auto stream = TlsStream::accept(std::move(server), context_->native_handle());
-        EXPECT_TRUE(stream.has_value());
-        return {ClientSocket(std::move(client)), std::move(*stream)};
-    }
-
-    // Both sides of the handshake: the client's on a thread, the server's here.
-    void handshake(ClientSocket& client_socket, TlsStream& stream, MemoryClient& client) {
-        std::thread peer([&] { client_socket.handshake(client); });
-        std::atomic<bool> shaken{false};
-        boost::system::error_code error;
-        stream.async_handshake([&](boost::system::error_code ec, std::size_t) {
-            error = ec;
-            shaken = true;
-        });
-        run_until(shaken);
-        peer.join();
-        ASSERT_FALSE(error) << error.message();
-    }
-
-    // Runs the server's side until `done` or 10 s.
-    void run_until(const std::atomic<bool>& done) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (!done && std::chrono::steady_clock::now() < until) {
-            io_.run_for(std::chrono::milliseconds(5));
-            io_.restart();
-        }
-    }
-
-    asio::io_context io_;
-    asio::io_context client_io_;
-    std::filesystem::path directory_;
-    TestCa ca_;
-    std::shared_ptr<asio::ssl::context> context_;
-};
-
 // The server's handshake, then reads until `expected` bytes of plaintext have arrived.
 struct ServerRead {
+    struct Outcome {
+        std::string data;
+        boost::system::error_code error;
+        bool done = false;
+    };
+
     explicit ServerRead(TlsStream& s) : stream(s) {}
 
     TlsStream& stream;
@@ -250,10 +191,96 @@ void handshake_then_read(ServerRead& read, std::size_t expected) {
     });
 }
 
+// The two ends of one connection: the client's blocking socket and the server's TlsStream.
+struct Connection {
+    ClientSocket client;
+    TlsStream server;
+};
+
+class TlsStreamTest : public testing::Test {
+  protected:
+    void SetUp() override {
+        directory_ = std::filesystem::temp_directory_path() /
+                     ("mdadmit-tls-stream-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(directory_);
+        const PemPair serving = ca_.issue("localhost");
+        write_file(directory_ / "tls.crt", serving.certificate);
+        write_file(directory_ / "tls.key", serving.key);
+        auto context =
+            server::make_tls_context({directory_ / "tls.crt", directory_ / "tls.key", "", false});
+        ASSERT_TRUE(context.ok()) << context.error().message;
+        context_ = std::move(context).value();
+    }
+    void TearDown() override { std::filesystem::remove_all(directory_); }
+
+    Connection connect(int send_buffer = 0) {
+        tcp::acceptor acceptor(io_, {asio::ip::make_address("127.0.0.1"), 0});
+        tcp::socket client(client_io_);
+        if (send_buffer > 0) {
+            client.open(tcp::v4());
+            const int size = send_buffer;
+            ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+        }
+        client.connect(acceptor.local_endpoint());
+        tcp::socket server = acceptor.accept();
+        if (send_buffer > 0) {
+            const int size = send_buffer;
+            ::setsockopt(server.native_handle(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        }
+        auto stream = TlsStream::accept(std::move(server), context_->native_handle());
+        EXPECT_TRUE(stream.has_value());
+        return {ClientSocket(std::move(client)), std::move(*stream)};
+    }
+
+    // On a fresh connection, the server's handshake and one read of up to `expected` bytes,
+    // while the client does `client_does` (its handshake first) on a thread of its own.
+    ServerRead::Outcome read_while(
+        const std::function<void(ClientSocket&, MemoryClient&)>& client_does,
+        std::size_t expected) {
+        Connection connection = connect();
+        MemoryClient client;
+        std::thread peer([&] { client_does(connection.client, client); });
+        ServerRead read{connection.server};
+        handshake_then_read(read, expected);
+        run_until(read.done);
+        peer.join();
+        return {read.data, read.error, read.done};
+    }
+
+    // Both sides of the handshake: the client's on a thread, the server's here.
+    void handshake(ClientSocket& client_socket, TlsStream& stream, MemoryClient& client) {
+        std::thread peer([&] { client_socket.handshake(client); });
+        std::atomic<bool> shaken{false};
+        boost::system::error_code error;
+        stream.async_handshake([&](boost::system::error_code ec, std::size_t) {
+            error = ec;
+            shaken = true;
+        });
+        run_until(shaken);
+        peer.join();
+        ASSERT_FALSE(error) << error.message();
+    }
+
+    // Runs the server's side until `done` or 10 s.
+    void run_until(const std::atomic<bool>& done) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!done && std::chrono::steady_clock::now() < until) {
+            io_.run_for(std::chrono::milliseconds(5));
+            io_.restart();
+        }
+    }
+
+    asio::io_context io_;
+    asio::io_context client_io_;
+    std::filesystem::path directory_;
+    TestCa ca_;
+    std::shared_ptr<asio::ssl::context> context_;
+};
+
 TEST_F(TlsStreamTest, RecordsSplitAtEveryByteAreReadWholeTwiceWithIdleBuffersReleasedBetween) {
     auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
+    ClientSocket& client_socket = client_socket_and_stream.client;
+    TlsStream& stream = client_socket_and_stream.server;
     MemoryClient client;
     std::thread peer([&] {
         client_socket.handshake(client, 1);
@@ -278,40 +305,28 @@ TEST_F(TlsStreamTest, RecordsSplitAtEveryByteAreReadWholeTwiceWithIdleBuffersRel
 }
 
 TEST_F(TlsStreamTest, APeerThatResetsInTheMiddleOfARecordEndsTheReadWithAnError) {
-    auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
-    MemoryClient client;
-    std::thread peer([&] {
-        client_socket.handshake(client);
-        const std::string record = client.seal(std::string(1000, 'x'));
-        client_socket.send(record.substr(0, record.size() / 2));
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        client_socket.reset();
-    });
-    ServerRead read{stream};
-    handshake_then_read(read, 1000);
-    run_until(read.done);
-    peer.join();
+    const auto read = read_while(
+        [](ClientSocket& socket, MemoryClient& client) {
+            socket.handshake(client);
+            const std::string record = client.seal(std::string(1000, 'x'));
+            socket.send(record.substr(0, record.size() / 2));
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            socket.reset();
+        },
+        1000);
     ASSERT_TRUE(read.done);
     EXPECT_TRUE(read.error);
     EXPECT_TRUE(read.data.empty()) << "half a record is never plaintext";
 }
 
 TEST_F(TlsStreamTest, ARecordOfGarbageEndsTheReadWithAnError) {
-    auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
-    MemoryClient client;
-    std::thread peer([&] {
-        client_socket.handshake(client);
-        // An application-data record whose contents no key produced.
-        client_socket.send(std::string("\x17\x03\x03\x00\x20", 5) + std::string(32, '\x5a'));
-    });
-    ServerRead read{stream};
-    handshake_then_read(read, 1);
-    run_until(read.done);
-    peer.join();
+    const auto read = read_while(
+        [](ClientSocket& socket, MemoryClient& client) {
+            socket.handshake(client);
+            // An application-data record whose contents no key produced.
+            socket.send(std::string("\x17\x03\x03\x00\x20", 5) + std::string(32, '\x5a'));
+        },
+        1);
     ASSERT_TRUE(read.done);
     EXPECT_TRUE(read.error);
     EXPECT_TRUE(read.data.empty());
@@ -319,8 +334,8 @@ TEST_F(TlsStreamTest, ARecordOfGarbageEndsTheReadWithAnError) {
 
 TEST_F(TlsStreamTest, RenegotiationIsRefused) {
     auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
+    ClientSocket& client_socket = client_socket_and_stream.client;
+    TlsStream& stream = client_socket_and_stream.server;
     MemoryClient client;
     client.at_most_tls12();
     std::atomic<bool> answered{false};
@@ -344,23 +359,17 @@ TEST_F(TlsStreamTest, RenegotiationIsRefused) {
 }
 
 TEST_F(TlsStreamTest, CloseNotifyBothWays) {
-    auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
-    MemoryClient client;
-    std::thread peer([&] {
-        client_socket.handshake(client);
-        client_socket.send(client.close_notify());
-    });
-    ServerRead read{stream};
-    handshake_then_read(read, 1);
-    run_until(read.done);
-    peer.join();
+    const auto read = read_while(
+        [](ClientSocket& socket, MemoryClient& client) {
+            socket.handshake(client);
+            socket.send(client.close_notify());
+        },
+        1);
     EXPECT_EQ(read.error, asio::error::eof) << read.error.message();
 
     auto other_socket_and_other = connect();
-    ClientSocket& other_socket = other_socket_and_other.first;
-    TlsStream& other = other_socket_and_other.second;
+    ClientSocket& other_socket = other_socket_and_other.client;
+    TlsStream& other = other_socket_and_other.server;
     MemoryClient second;
     handshake(other_socket, other, second);
     other.shutdown();
@@ -372,8 +381,8 @@ TEST_F(TlsStreamTest, CloseNotifyBothWays) {
 
 TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
     auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
+    ClientSocket& client_socket = client_socket_and_stream.client;
+    TlsStream& stream = client_socket_and_stream.server;
     MemoryClient client;
     handshake(client_socket, stream, client);
 
@@ -401,8 +410,8 @@ TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
 TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
     // A client that connects and says nothing.
     auto silent_socket_and_silent = connect();
-    // silent_socket_and_silent.first, the client, stays connected and silent.
-    TlsStream& silent = silent_socket_and_silent.second;
+    // silent_socket_and_silent.client stays connected and silent.
+    TlsStream& silent = silent_socket_and_silent.server;
     ServerRead unanswered{silent};
     silent.expires_after(std::chrono::milliseconds(100));
     handshake_then_read(unanswered, 1);
@@ -411,8 +420,8 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
 
     // A client that completes the handshake and sends no request.
     auto quiet_socket_and_quiet = connect();
-    ClientSocket& quiet_socket = quiet_socket_and_quiet.first;
-    TlsStream& quiet = quiet_socket_and_quiet.second;
+    ClientSocket& quiet_socket = quiet_socket_and_quiet.client;
+    TlsStream& quiet = quiet_socket_and_quiet.server;
     MemoryClient client;
     handshake(quiet_socket, quiet, client);
     quiet.expires_after(std::chrono::milliseconds(100));
@@ -423,8 +432,8 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
 
     // A client that never reads what the server writes.
     auto full_socket_and_full = connect(4096);
-    ClientSocket& full_socket = full_socket_and_full.first;
-    TlsStream& full = full_socket_and_full.second;
+    ClientSocket& full_socket = full_socket_and_full.client;
+    TlsStream& full = full_socket_and_full.server;
     MemoryClient reader;
     handshake(full_socket, full, reader);
     full.expires_after(std::chrono::milliseconds(200));
@@ -441,8 +450,8 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
 
 TEST_F(TlsStreamTest, TheDrainsCancelEndsThePendingReadAndEveryLaterOne) {
     auto client_socket_and_stream = connect();
-    ClientSocket& client_socket = client_socket_and_stream.first;
-    TlsStream& stream = client_socket_and_stream.second;
+    ClientSocket& client_socket = client_socket_and_stream.client;
+    TlsStream& stream = client_socket_and_stream.server;
     MemoryClient client;
     handshake(client_socket, stream, client);
 
