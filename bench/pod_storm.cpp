@@ -7,13 +7,8 @@
 //   mdadmit_pod_storm --webhook build/server/mdadmit-webhook [--deployments 50] [--pods 1000]
 //                     [--concurrency 64] [--api-delay-ms 250] [--webhook-threads 1]
 //                     [--split-cpus on|off]
-#include <sched.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -36,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_process.hpp"
 #include "fake_kube_api.hpp"
 #include "https_client.hpp"
 #include "test_certificates.hpp"
@@ -48,6 +44,7 @@ namespace http = beast::http;
 namespace ssl = asio::ssl;
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
+using mdadmit::bench::percentile;
 using mdadmit::test::FakeKubeApi;
 
 const std::string deployments_path = "/apis/worker.gpustack.ai/v1/modeldeployments";
@@ -101,77 +98,6 @@ std::string pod_review(int pod, int deployment_index, int member) {
                 {"app.kubernetes.io/component", "serve"},
                 {"modeldeployment.gpustack.ai/member-index", std::to_string(member)}}}}},
             {"spec", {{"containers", json::array{json::object{{"name", "engine"}}}}}}}}}}});
-}
-
-unsigned short free_port() {
-    asio::io_context io;
-    asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-    return acceptor.local_endpoint().port();
-}
-
-pid_t spawn(const std::vector<std::string>& arguments) {
-    std::vector<char*> argv;
-    for (const auto& argument : arguments) {
-        argv.push_back(const_cast<char*>(argument.c_str()));
-    }
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-        throw std::runtime_error("cannot start " + arguments[0]);
-    }
-    return pid;
-}
-
-// /readyz of the health port; 0 while nothing listens there yet.
-int readiness(unsigned short health) {
-    try {
-        return mdadmit::test::plain_get(health, "/readyz").first;
-    } catch (const std::exception&) {
-        return 0;
-    }
-}
-
-// The webhook process: killed and reaped however the storm ends.
-class Child {
-  public:
-    explicit Child(pid_t pid) : pid_(pid) {}
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child() {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-    }
-
-  private:
-    pid_t pid_;
-};
-
-// Keeps this process (and the threads it starts from now on: the fake API server's, the
-// client's) off the first CPU it may use, and returns that CPU for the webhook; nothing when
-// it may use only one.
-std::optional<int> keep_one_cpu_apart() {
-    cpu_set_t allowed;
-    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
-        return std::nullopt;
-    }
-    int first = 0;
-    while (!CPU_ISSET(first, &allowed)) {
-        ++first;
-    }
-    CPU_CLR(first, &allowed);
-    if (::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
-        return std::nullopt;
-    }
-    return first;
-}
-
-double percentile(std::vector<double> values, double p) {
-    if (values.empty()) {
-        return 0;
-    }
-    std::sort(values.begin(), values.end());
-    const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-    return values[std::min(at, values.size() - 1)];
 }
 
 // The server's own /mutate latency histogram (mdadmit_request_duration_seconds): upper bound
@@ -386,49 +312,40 @@ int run(const Options& options) {
     mdadmit::test::write_file(directory / "tls.crt", serving.certificate);
     mdadmit::test::write_file(directory / "tls.key", serving.key);
 
-    const std::optional<int> webhook_cpu = options.split_cpus ? keep_one_cpu_apart() : std::nullopt;
+    const std::optional<int> webhook_cpu =
+        options.split_cpus ? mdadmit::bench::keep_one_cpu_apart() : std::nullopt;
     FakeKubeApi api(token);
     for (int i = 0; i < options.deployments; ++i) {
         api.put(deployments_path, deployment(i));
     }
     api.set_delay(std::chrono::milliseconds(options.api_delay_ms));
 
-    const unsigned short port = free_port();
-    const unsigned short health = free_port();
-    const auto started = Clock::now();
-    std::vector<std::string> command;
-    if (webhook_cpu) {
-        command = {"/usr/bin/taskset", "--cpu-list", std::to_string(*webhook_cpu)};
-    }
-    command.insert(command.end(), {options.webhook,
-                                   "--cert-file",
-                                   directory / "tls.crt",
-                                   "--key-file",
-                                   directory / "tls.key",
-                                   "--listen",
-                                   "127.0.0.1:" + std::to_string(port),
-                                   "--health-listen",
-                                   "127.0.0.1:" + std::to_string(health),
-                                   "--threads",
-                                   std::to_string(options.webhook_threads),
-                                   "--kube-api-server",
-                                   "127.0.0.1:" + std::to_string(api.port()),
-                                   "--kube-ca-file",
-                                   api.ca_file(),
-                                   "--kube-server-name",
-                                   "localhost",
-                                   "--kube-token-file",
-                                   directory / "token",
-                                   "--log-level",
-                                   "error"});
-    const Child webhook(spawn(command));
-    bool ready = false;
-    while (!ready && Clock::now() - started < std::chrono::seconds(30)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        ready = readiness(health) == 200;
-    }
-    const double ready_ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    const unsigned short port = mdadmit::bench::free_port();
+    const unsigned short health = mdadmit::bench::free_port();
+    const mdadmit::bench::ChildProcess webhook({options.webhook,
+                                                "--cert-file",
+                                                directory / "tls.crt",
+                                                "--key-file",
+                                                directory / "tls.key",
+                                                "--listen",
+                                                "127.0.0.1:" + std::to_string(port),
+                                                "--health-listen",
+                                                "127.0.0.1:" + std::to_string(health),
+                                                "--threads",
+                                                std::to_string(options.webhook_threads),
+                                                "--kube-api-server",
+                                                "127.0.0.1:" + std::to_string(api.port()),
+                                                "--kube-ca-file",
+                                                api.ca_file(),
+                                                "--kube-server-name",
+                                                "localhost",
+                                                "--kube-token-file",
+                                                directory / "token",
+                                                "--log-level",
+                                                "error"},
+                                               webhook_cpu);
+    const auto ready_after = mdadmit::bench::wait_until_ready(health, std::chrono::seconds(30));
+    const bool ready = ready_after.has_value();
     const int gets_before = api.gets();
 
     const Result result = ready ? storm(options, port, directory / "ca.crt") : Result{};
@@ -444,7 +361,7 @@ int run(const Options& options) {
         std::printf("the webhook did not become ready within 30 s\n");
         return 1;
     }
-    std::printf("ready after: %.0f ms\n", ready_ms);
+    std::printf("ready after: %lld ms\n", static_cast<long long>(ready_after->count()));
     std::printf("webhook CPU: %s\n", webhook_cpu ? std::to_string(*webhook_cpu).c_str() : "shared");
     std::printf("answered: %d of %d Pods (other status: %d, connections lost: %d)\n",
                 result.answered, options.pods, result.failed, result.lost_lanes);

@@ -358,6 +358,14 @@ TEST_F(TlsStreamTest, RenegotiationIsRefused) {
     EXPECT_TRUE(client.renegotiation_pending()) << "the server took part in a second handshake";
 }
 
+// The Debian OpenSSL this is built against has no zlib, so a handshake cannot show compression
+// refused; the context's options are what keep it (and renegotiation) off on a build that has.
+TEST_F(TlsStreamTest, TheContextRefusesCompressionAndRenegotiation) {
+    const std::uint64_t options = SSL_CTX_get_options(context_->native_handle());
+    EXPECT_NE(options & SSL_OP_NO_COMPRESSION, 0U);
+    EXPECT_NE(options & SSL_OP_NO_RENEGOTIATION, 0U);
+}
+
 TEST_F(TlsStreamTest, CloseNotifyBothWays) {
     const auto read = read_while(
         [](ClientSocket& socket, MemoryClient& client) {

@@ -1,0 +1,86 @@
+#include "bench_process.hpp"
+
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "https_client.hpp"
+
+namespace mdadmit::bench {
+
+unsigned short free_port() {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    return acceptor.local_endpoint().port();
+}
+
+std::optional<int> keep_one_cpu_apart() {
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+        return std::nullopt;
+    }
+    int first = 0;
+    while (!CPU_ISSET(first, &allowed)) {
+        ++first;
+    }
+    CPU_CLR(first, &allowed);
+    if (::sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
+        return std::nullopt;
+    }
+    return first;
+}
+
+double percentile(std::vector<double> values, double p) {
+    if (values.empty()) {
+        return 0;
+    }
+    std::sort(values.begin(), values.end());
+    const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+    return values[std::min(at, values.size() - 1)];
+}
+
+ChildProcess::ChildProcess(std::vector<std::string> command, std::optional<int> cpu) {
+    if (cpu) {
+        command.insert(command.begin(), {"/usr/bin/taskset", "--cpu-list", std::to_string(*cpu)});
+    }
+    std::vector<char*> argv;
+    for (auto& argument : command) {
+        argv.push_back(argument.data());
+    }
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+        throw std::runtime_error("cannot start " + command.front());
+    }
+}
+
+ChildProcess::~ChildProcess() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+}
+
+std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,
+                                                          std::chrono::milliseconds timeout) {
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    while (Clock::now() - started < timeout) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        try {
+            if (test::plain_get(health_port, "/readyz").first == 200) {
+                return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                                             started);
+            }
+        } catch (const std::exception&) {
+            // Nothing listens on the health port yet.
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace mdadmit::bench

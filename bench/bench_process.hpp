@@ -1,0 +1,41 @@
+#pragma once
+// What the benchmarks that drive the webhook binary share: loopback ports, the webhook as a
+// child process on a CPU of its own, and percentiles of the client's latencies.
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mdadmit::bench {
+
+// A loopback port nothing listens on now.
+unsigned short free_port();
+
+// Keeps this process (and the threads it starts from now on) off the first CPU it may use,
+// and returns that CPU for the webhook; nothing when it may use only one.
+std::optional<int> keep_one_cpu_apart();
+
+// The p-th quantile (0..1) of `values`; 0 when there are none.
+double percentile(std::vector<double> values, double p);
+
+// A child process (the webhook), started from `command`, pinned to `cpu` when given with
+// taskset; killed and reaped however the benchmark ends.
+class ChildProcess {
+  public:
+    ChildProcess(std::vector<std::string> command, std::optional<int> cpu);
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+    ~ChildProcess();
+
+  private:
+    pid_t pid_ = 0;
+};
+
+// Polls /readyz on the plain health port until it answers 200; the time that took, or
+// nothing after `timeout`.
+std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,
+                                                          std::chrono::milliseconds timeout);
+
+}  // namespace mdadmit::bench
