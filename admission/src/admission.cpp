@@ -190,7 +190,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
                     instance_types, operation});
         for (const auto& finding : evaluation.findings) {
             out.rule_ids.push_back(finding.rule);
-            out.counts.findings.emplace_back(finding.rule, finding.severity);
+            out.counts.findings.push_back({finding.rule, finding.severity, finding.enforced});
         }
         out.verdict = evaluation.allowed() ? "allowed" : "denied";
         out.body =

@@ -76,8 +76,9 @@ std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
     std::vector<std::string> out;
     for (const auto* finding : evaluation.with_severity(rules::Severity::warn)) {
         std::string line =
-            truncated(without_control_characters(finding->rule + ": " + field_of(*finding) + ": " +
-                                                 finding->message),
+            truncated(without_control_characters(finding->rule +
+                                                 (finding->enforced ? ": " : " (would deny): ") +
+                                                 field_of(*finding) + ": " + finding->message),
                       max_warning_bytes);
         if (std::find(out.begin(), out.end(), line) == out.end()) {
             out.push_back(std::move(line));

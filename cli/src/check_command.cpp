@@ -7,106 +7,13 @@
 
 #include "commands.hpp"
 #include "mdadmit/inputs/documents.hpp"
-#include "mdadmit/inputs/junit.hpp"
-#include "mdadmit/rules/json_input.hpp"
+#include "report.hpp"
 
 namespace mdadmit::cli {
 
 namespace {
 
 namespace json = boost::json;
-
-struct Judged {
-    const inputs::Document* document;
-    std::string name;  // namespace/name
-    rules::Evaluation evaluation;
-};
-
-std::string object_name(const json::value& document) {
-    const std::string ns = rules::string_at(document, "/metadata/namespace");
-    const std::string name = rules::string_at(document, "/metadata/name");
-    return (ns.empty() ? "" : ns + "/") + (name.empty() ? "(unnamed)" : name);
-}
-
-struct Colours {
-    const char* red = "";
-    const char* yellow = "";
-    const char* green = "";
-    const char* bold = "";
-    const char* reset = "";
-};
-
-Colours colours() {
-    if (!use_colour()) {
-        return {};
-    }
-    return {"\033[31m", "\033[33m", "\033[32m", "\033[1m", "\033[0m"};
-}
-
-void print_text(const std::vector<Judged>& judged) {
-    const Colours c = colours();
-    for (const auto& item : judged) {
-        const bool allowed = item.evaluation.allowed();
-        std::cout << c.bold << item.name << c.reset << " (" << item.document->source
-                  << ", document " << item.document->index << "): " << (allowed ? c.green : c.red)
-                  << (allowed ? "admitted" : "denied") << c.reset << "\n";
-        for (const auto& finding : item.evaluation.findings) {
-            const bool deny = finding.severity == rules::Severity::deny;
-            std::cout << "  " << (deny ? c.red : c.yellow) << rules::to_string(finding.severity)
-                      << c.reset << "  " << finding.rule << "  "
-                      << (finding.path.empty() ? "(object)" : finding.path) << "\n"
-                      << "        " << finding.message << "\n"
-                      << "        hint: " << finding.hint << "\n";
-        }
-    }
-}
-
-void print_json(const std::vector<Judged>& judged) {
-    json::array objects;
-    std::size_t denied = 0;
-    std::size_t warnings = 0;
-    for (const auto& item : judged) {
-        json::array findings;
-        for (const auto& f : item.evaluation.findings) {
-            findings.push_back(json::object{{"rule", f.rule},
-                                            {"severity", rules::to_string(f.severity)},
-                                            {"path", f.path},
-                                            {"message", f.message},
-                                            {"hint", f.hint}});
-            warnings += f.severity == rules::Severity::warn ? 1 : 0;
-        }
-        denied += item.evaluation.allowed() ? 0 : 1;
-        objects.push_back(json::object{{"source", item.document->source},
-                                       {"document", item.document->index},
-                                       {"line", item.document->line},
-                                       {"name", item.name},
-                                       {"allowed", item.evaluation.allowed()},
-                                       {"findings", std::move(findings)}});
-    }
-    std::cout << json::serialize(json::object{{"objects", std::move(objects)},
-                                              {"summary", json::object{{"objects", judged.size()},
-                                                                       {"denied", denied},
-                                                                       {"warnings", warnings}}}})
-              << "\n";
-}
-
-void print_junit(const std::vector<Judged>& judged, bool warnings_as_errors) {
-    std::vector<inputs::JunitCase> cases;
-    for (const auto& item : judged) {
-        inputs::JunitCase c{item.document->source, item.name, "", ""};
-        std::size_t counted = 0;
-        for (const auto& f : item.evaluation.findings) {
-            c.details += std::string(rules::to_string(f.severity)) + " " + f.rule + " " + f.path +
-                         ": " + f.message + "\n";
-            counted += f.severity == rules::Severity::deny || warnings_as_errors ? 1 : 0;
-        }
-        if (counted > 0) {
-            c.failure = item.evaluation.allowed() ? "admitted with warnings" : "denied";
-        }
-        cases.push_back(std::move(c));
-    }
-    std::cout << inputs::junit_report("mdadmit check", cases);
-}
 
 // The old object for `document`: the one with the same namespace and name, or the only one.
 const json::value* old_for(const json::value& document, const std::vector<inputs::Document>& olds) {
@@ -163,25 +70,7 @@ int run_check(const Options& options) {
         std::cerr << "mdadmit: no ModelDeployment found in the inputs\n";
         return exit_usage;
     }
-    switch (options.output) {
-        case OutputFormat::text:
-            print_text(judged);
-            break;
-        case OutputFormat::json:
-            print_json(judged);
-            break;
-        case OutputFormat::junit:
-            print_junit(judged, options.warnings_as_errors);
-            break;
-    }
-    for (const auto& item : judged) {
-        if (!item.evaluation.allowed() ||
-            (options.warnings_as_errors &&
-             !item.evaluation.with_severity(rules::Severity::warn).empty())) {
-            return exit_denied;
-        }
-    }
-    return exit_admitted;
+    return report(judged, judging->engine.data(), options, "mdadmit check");
 }
 
 }  // namespace mdadmit::cli

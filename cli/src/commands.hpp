@@ -5,6 +5,7 @@
 namespace mdadmit::cli {
 
 int run_check(const Options& options);
+int run_audit(const Options& options);
 int run_review(const Options& options);
 int run_test(const Options& options);
 int run_rules(const Options& options);

@@ -16,11 +16,8 @@ int main(int argc, char** argv) {
         }
         const std::string& command = options.value().command;
         static const std::map<std::string_view, int (*)(const Options&)> commands{
-            {"check", run_check},
-            {"review", run_review},
-            {"test", run_test},
-            {"render", run_render},
-            {"rules", run_rules}};
+            {"check", run_check}, {"audit", run_audit},   {"review", run_review},
+            {"test", run_test},   {"render", run_render}, {"rules", run_rules}};
         if (const auto it = commands.find(command); it != commands.end()) {
             return it->second(options.value());
         }

@@ -15,7 +15,7 @@ inline constexpr int exit_denied = 1;
 inline constexpr int exit_usage = 2;
 inline constexpr int exit_internal = 3;
 
-enum class OutputFormat { text, json, junit };
+enum class OutputFormat { text, json, junit, sarif };
 
 struct Options {
     std::string command;
@@ -26,8 +26,14 @@ struct Options {
     OutputFormat output = OutputFormat::text;
     bool warnings_as_errors = false;
     bool markdown = false;
-    std::optional<bool> full_schema_check;                   // --schema-check=full|decoder
-    std::optional<rules::Severity> encode_platform_unknown;  // --encode-platform-unknown
+    std::optional<bool> full_schema_check;  // --schema-check=full|decoder
+    rules::Enforcement enforcement;         // --enforce
+    // audit, reading the cluster through kubectl (its current context unless told otherwise)
+    bool all_namespaces = false;  // -A, --all-namespaces
+    std::string namespace_name;   // -n, --namespace
+    std::string context;          // --context
+    std::string kubeconfig;       // --kubeconfig
+    std::string kubectl = "kubectl";
 };
 
 // An Error is a usage message for stderr.
@@ -37,7 +43,7 @@ extern const char* const usage;
 
 // What a command judges with, built as the webhook builds it: the rule data from
 // --rules-data when given, the structural check of --schema-check (else `full_by_default`),
-// --encode-platform-unknown, and the InstanceTypes of --instance-types.
+// --enforce, and the InstanceTypes of --instance-types.
 rules::Result<inputs::Judging> make_judging(const Options& options, bool full_by_default = true);
 
 // What every command that reads inputs does first: usage when there are none, and the

@@ -18,9 +18,13 @@ int run_rules(const Options& options) {
         std::cout << inputs::rule_table_markdown(data);
         return exit_admitted;
     }
+    const rules::Engine& engine = judging.value().engine;
+    std::printf("%-24s %-8s %-6s %s\n", "RULE", "SEVERITY", "ACTION", "MEANING");
     for (const auto& rule : data.rules) {
-        std::printf("%-24s %-5s %s\n", rule.id.c_str(),
-                    std::string(rules::to_string(rule.severity)).c_str(), rule.meaning.c_str());
+        std::printf("%-24s %-8s %-6s %s\n", rule.id.c_str(),
+                    std::string(rules::to_string(rule.severity)).c_str(),
+                    std::string(rules::to_string(engine.action(rule.id))).c_str(),
+                    rule.meaning.c_str());
     }
     return exit_admitted;
 }

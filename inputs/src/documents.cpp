@@ -21,6 +21,21 @@ bool looks_like_json(std::string_view text) {
     return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
 }
 
+// A List's items in its place, or the document itself.
+void append(std::vector<Document>& out, Document document) {
+    const std::string_view kind = kind_of(document.value);
+    const json::value* items =
+        document.value.is_object() ? document.value.get_object().if_contains("items") : nullptr;
+    if (!kind.ends_with("List") || items == nullptr || !items->is_array()) {
+        out.push_back(std::move(document));
+        return;
+    }
+    std::size_t position = 0;
+    for (const auto& item : items->get_array()) {
+        out.push_back({item, document.source, document.index, document.line, ++position});
+    }
+}
+
 }  // namespace
 
 rules::Result<std::vector<Document>> parse_documents(std::string_view text,
@@ -36,7 +51,7 @@ rules::Result<std::vector<Document>> parse_documents(std::string_view text,
         if (!parsed) {
             return rules::Error{source + ": " + parsed.error().message};
         }
-        out.push_back({std::move(parsed).value(), source, 1, 1});
+        append(out, {std::move(parsed).value(), source, 1, 1, 0});
         return out;
     }
     auto documents = read_yaml_stream(text, source);
@@ -44,7 +59,7 @@ rules::Result<std::vector<Document>> parse_documents(std::string_view text,
         return documents.error();
     }
     for (auto& document : documents.value()) {
-        out.push_back({std::move(document.value), source, document.index, document.line});
+        append(out, {std::move(document.value), source, document.index, document.line, 0});
     }
     return out;
 }

@@ -13,8 +13,8 @@ rules::Result<Judging> load_judging(const JudgingOptions& options) {
         }
         data = std::move(loaded).value();
     }
-    auto engine = rules::Engine::create(std::move(data),
-                                        {options.structure_check, options.encode_platform_unknown});
+    auto engine =
+        rules::Engine::create(std::move(data), {options.structure_check, options.enforcement});
     if (!engine) {
         return engine.error();
     }

@@ -40,6 +40,35 @@ std::vector<DecodeProblem> with_schema_problems(std::vector<DecodeProblem> schem
     return schema;
 }
 
+// `*` entries first, then each rule's own, in the order given; an entry naming no rule is an
+// error that suggests the closest id.
+Result<bool> apply_enforcement(const Enforcement& enforcement,
+                               FindingSink::Dispositions& dispositions) {
+    for (const bool wildcard : {true, false}) {
+        for (const auto& [rule, action] : enforcement.entries) {
+            if ((rule == "*") != wildcard) {
+                continue;
+            }
+            if (wildcard) {
+                for (auto& disposition : dispositions) {
+                    disposition.action = action;
+                }
+                continue;
+            }
+            const auto id = rule_id(rule);
+            if (!id) {
+                const auto suggestion = closest(
+                    rule, std::vector<std::string>(rule_id_texts.begin(), rule_id_texts.end()));
+                return Error{"--enforce: no rule \"" + rule + "\"" +
+                             (suggestion ? " (did you mean " + *suggestion + "?)" : "") +
+                             "; `mdadmit rules` lists them"};
+            }
+            dispositions[static_cast<std::size_t>(*id)].action = action;
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 struct Engine::State {
@@ -47,7 +76,7 @@ struct Engine::State {
     EngineOptions options;
     SchemaCheck schema;
     std::vector<RuleDefinition> rules;
-    FindingSink::Severities severities{};
+    FindingSink::Dispositions dispositions{};
 };
 
 Engine::Engine(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -78,17 +107,19 @@ Result<Engine> Engine::create(RuleData data, EngineOptions options) {
                          "\" is implemented but missing from the rules list"};
         }
     }
-    FindingSink::Severities severities{};
+    FindingSink::Dispositions dispositions{};
     for (const auto& info : data.rules) {
         const auto id = rule_id(info.id);
         if (!id) {
             return Error{"rule data: rule \"" + info.id + "\" is listed but not implemented"};
         }
-        Severity severity = info.severity;
-        if (*id == RuleId::encode_platform_unknown && options.encode_platform_unknown_severity) {
-            severity = *options.encode_platform_unknown_severity;
-        }
-        severities[static_cast<std::size_t>(*id)] = severity;
+        dispositions[static_cast<std::size_t>(*id)] = {
+            info.severity,
+            info.action.value_or(info.severity == Severity::deny ? Action::deny : Action::warn)};
+    }
+    auto enforced = apply_enforcement(options.enforcement, dispositions);
+    if (!enforced) {
+        return enforced.error();
     }
     // Rules run, and findings come, in the order of the data file's catalogue.
     std::vector<RuleDefinition> rules = all_rules();
@@ -96,7 +127,7 @@ Result<Engine> Engine::create(RuleData data, EngineOptions options) {
     std::stable_sort(rules.begin(), rules.end(),
                      [&](const auto& a, const auto& b) { return position(a.id) < position(b.id); });
     auto state = std::make_unique<State>(
-        State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), severities});
+        State{std::move(data), options, SchemaCheck::embedded(), std::move(rules), dispositions});
     return Engine(std::move(state));
 }
 
@@ -117,12 +148,17 @@ const EngineOptions& Engine::options() const {
     return state_->options;
 }
 
+Action Engine::action(std::string_view rule_id_text) const {
+    const auto id = rule_id(rule_id_text);
+    return id ? state_->dispositions[static_cast<std::size_t>(*id)].action : Action::off;
+}
+
 Evaluation Engine::evaluate(const Review& review) const {
     Evaluation evaluation;
     if (review.operation == Operation::remove || review.operation == Operation::connect) {
         return evaluation;
     }
-    FindingSink sink(state_->severities, evaluation.findings);
+    FindingSink sink(state_->dispositions, evaluation.findings);
     Decoded decoded = decode_model_deployment(review.object);
     std::vector<DecodeProblem> structural = std::move(decoded.problems);
     if (state_->options.structure_check == StructureCheck::full) {

@@ -36,15 +36,21 @@ bool spec_unchanged(const boost::json::value& object, const boost::json::value& 
 // Collects findings; the severity of each comes from the rule data, not from the rule.
 class FindingSink {
   public:
-    using Severities = std::array<Severity, rule_count>;  // by RuleId
+    // What one rule's findings become: its catalogue severity, and its action after
+    // staged enforcement.
+    struct Disposition {
+        Severity severity = Severity::deny;
+        Action action = Action::deny;
+    };
+    using Dispositions = std::array<Disposition, rule_count>;  // by RuleId
 
-    FindingSink(const Severities& severities, std::vector<Finding>& out)
-        : severities_(severities), out_(out) {}
+    FindingSink(const Dispositions& dispositions, std::vector<Finding>& out)
+        : dispositions_(dispositions), out_(out) {}
 
     void report(RuleId rule, std::string path, std::string message, std::string hint);
 
   private:
-    const Severities& severities_;
+    const Dispositions& dispositions_;
     std::vector<Finding>& out_;
 };
 

@@ -37,6 +37,15 @@ RuleInfo parse_rule(const json::value& value, const FieldPath& path) {
     rule.severity = severity == "deny" ? Severity::deny : Severity::warn;
     rule.section = R::string(R::field(object, "section", path), path.member("section"));
     rule.meaning = R::string(R::field(object, "meaning", path), path.member("meaning"));
+    if (const auto* action = object.if_contains("action")) {
+        const std::string text = R::string(*action, path.member("action"));
+        const auto parsed = parse_enforcement(rule.id + "=" + text);
+        if (!parsed || parsed.value().entries.size() != 1) {
+            throw DataError{path.member("action").text(),
+                            "expected deny, warn or off, got \"" + text + "\""};
+        }
+        rule.action = parsed.value().entries.front().second;
+    }
     return rule;
 }
 

@@ -64,8 +64,15 @@ std::optional<std::string> closest(std::string_view value,
 }
 
 void FindingSink::report(RuleId rule, std::string path, std::string message, std::string hint) {
-    out_.push_back({std::string(id_text(rule)), severities_[static_cast<std::size_t>(rule)],
-                    std::move(path), std::move(message), std::move(hint)});
+    const Disposition disposition = dispositions_[static_cast<std::size_t>(rule)];
+    if (disposition.action == Action::off) {
+        return;
+    }
+    const bool demoted =
+        disposition.severity == Severity::deny && disposition.action == Action::warn;
+    out_.push_back({std::string(id_text(rule)),
+                    disposition.action == Action::deny ? Severity::deny : Severity::warn,
+                    std::move(path), std::move(message), std::move(hint), !demoted});
 }
 
 }  // namespace mdadmit::rules

@@ -235,17 +235,20 @@ const std::vector<Setting>& settings() {
         {"schema-check", "decoder|full",
          "decoder: type checks of the fields rules read; full: the JSON Schema on every request",
          two_words(&Config::full_schema_check, "decoder", "full")},
-        {"encode-platform-unknown", "warn|deny",
-         "severity when an Encode role's platform is unknown",
-         choice(
-             {"warn", "deny"},
-             [](Config& c, const std::string& v) {
-                 c.encode_platform_unknown =
-                     v == "deny" ? rules::Severity::deny : rules::Severity::warn;
-             },
-             [](const Config& c) {
-                 return c.encode_platform_unknown == rules::Severity::deny ? "deny" : "warn";
-             })},
+        {"enforce",
+         "RULE=ACTION,...",
+         "staged enforcement: deny, warn or off per rule, or *=ACTION for all (a rule's own "
+         "entry wins); repeatable",
+         {[](Config& c, const std::string& v) -> std::optional<std::string> {
+              auto parsed = rules::parse_enforcement(v, std::move(c.enforcement));
+              if (!parsed) {
+                  return parsed.error().message;
+              }
+              c.enforcement = std::move(parsed).value();
+              return std::nullopt;
+          },
+          [](const Config& c) { return rules::to_string(c.enforcement); }},
+         "each rule's action in the rules data"},
         {"log-level", "LEVEL", "trace, debug, info, warn or error",
          choice(
              {"trace", "debug", "info", "warn", "error"},

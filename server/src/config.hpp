@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mdadmit/rules/enforcement.hpp"
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/result.hpp"
 
@@ -58,7 +59,7 @@ struct Config {
     std::string engine_container = "engine";
     std::string sidecar_container = "routing-sidecar";
     bool full_schema_check = false;
-    rules::Severity encode_platform_unknown = rules::Severity::warn;
+    rules::Enforcement enforcement;  // over the data file's catalogue (--enforce)
     std::string log_level = "info";
     bool log_json = false;
 

@@ -105,11 +105,11 @@ void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseco
                         std::memory_order_relaxed);
 }
 
-void Metrics::count_finding(std::string_view rule, std::string_view severity) {
-    add_owned(
-        findings_
-            .cell("rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) + "\"")
-            .count);
+void Metrics::count_finding(std::string_view rule, std::string_view severity, bool enforced) {
+    add_owned(findings_
+                  .cell("rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) +
+                        "\",enforced=\"" + (enforced ? "true" : "false") + "\"")
+                  .count);
 }
 
 void Metrics::count_unjudged_kind(std::string_view kind) {
@@ -179,7 +179,9 @@ std::string Metrics::exposition() const {
              "HTTP requests answered, by path, status code, operation, verdict and dry run.",
              requests_);
     write_latency(out);
-    counters(out, "mdadmit_findings_total", "Rule findings reported, by rule and severity.",
+    counters(out, "mdadmit_findings_total",
+             "Rule findings reported, by rule, severity and whether the rule is enforced (false: a "
+             "deny reported as a warning by staged enforcement).",
              findings_);
     counters(out, "mdadmit_unjudged_kind_total",
              "Admission requests for a kind this webhook does not judge (allowed unchanged).",

@@ -33,7 +33,8 @@ class Metrics {
         0.1,    0.25,    0.5,    1.0,   2.5,    5.0,   10.0, 30.0};
 
     void observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency);
-    void count_finding(std::string_view rule, std::string_view severity);
+    // enforced=false: a deny finding that staged enforcement reported as a warning.
+    void count_finding(std::string_view rule, std::string_view severity, bool enforced);
     void count_unjudged_kind(std::string_view kind);
     // A ModelDeployment read for the mutating path: found or missing.
     void count_lookup(std::string_view result);
@@ -81,7 +82,7 @@ class Metrics {
     Counters requests_{
         "path=\"other\",code=\"0\",operation=\"other\",verdict=\"other\",dry_run=\"false\""};
     PerThreadFamily<HistogramCell, 16> latency_{"other"};  // by path
-    Counters findings_{"rule=\"other\",severity=\"other\""};
+    Counters findings_{"rule=\"other\",severity=\"other\",enforced=\"other\""};
     Counters unjudged_{"kind=\"other\""};
     Counters lookups_{"result=\"other\""};
     Counters cache_updates_{"kind=\"other\",update=\"other\""};

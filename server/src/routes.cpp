@@ -83,8 +83,8 @@ void Routes::finish(std::string_view path, const HttpResponse& response,
                     Clock::time_point received) const {
     metrics_.add_inflight(-1);
     const admission::Outcome& decision = response.admission;
-    for (const auto& [rule, severity] : decision.counts.findings) {
-        metrics_.count_finding(rule, rules::to_string(severity));
+    for (const auto& finding : decision.counts.findings) {
+        metrics_.count_finding(finding.rule, rules::to_string(finding.severity), finding.enforced);
     }
     if (!decision.counts.unjudged_kind.empty()) {
         metrics_.count_unjudged_kind(decision.counts.unjudged_kind);

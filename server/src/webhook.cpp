@@ -14,7 +14,7 @@ inputs::JudgingOptions judging_options(const Config& config) {
     options.rules_data_file = config.rules_data_file;
     options.structure_check = config.full_schema_check ? rules::StructureCheck::full
                                                        : rules::StructureCheck::decoder_only;
-    options.encode_platform_unknown = config.encode_platform_unknown;
+    options.enforcement = config.enforcement;
     if (!config.instance_types_file.empty()) {
         options.instance_type_files.push_back(config.instance_types_file);
     }

@@ -18,7 +18,7 @@ namespace mdadmit::server {
 
 // What the webhook judges with and reads, loaded once at start-up from its settings: the
 // judging setup the harness builds the same way (rule data, structural check,
-// encode-platform-unknown, --instance-types), and where Pods' ModelDeployments come from
+// --enforce, --instance-types), and where Pods' ModelDeployments come from
 // (--cluster-files, else the Kubernetes API). An Error names the file and the problem.
 struct WebhookSetup {
     std::unique_ptr<rules::Engine> engine;

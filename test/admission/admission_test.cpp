@@ -98,8 +98,8 @@ TEST_F(AdmissionTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
     EXPECT_EQ(outcome.name, "mm");
     // What the server counts: every finding with its severity.
     ASSERT_EQ(outcome.counts.findings.size(), 2u);
-    EXPECT_EQ(outcome.counts.findings[0], (std::pair<std::string, rules::Severity>{
-                                              "router-policy-value", rules::Severity::deny}));
+    EXPECT_EQ(outcome.counts.findings[0],
+              (admission::CountedFinding{"router-policy-value", rules::Severity::deny, true}));
 }
 
 TEST_F(AdmissionTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed) {
@@ -112,6 +112,30 @@ TEST_F(AdmissionTest, WarningsArePrefixedWithTheRuleAndTheAnswerIsAllowed) {
         body.at("response").at("warnings"),
         json::parse(R"(["external-dp-router: spec.router.name: External DP role `s`: llm-d-router )"
                     R"(spreads ranks unevenly; use vllm-router"])"));
+}
+
+// Staged enforcement: the refusal becomes warnings that say it would have denied, and the
+// server counts them as not enforced.
+TEST(StagedEnforcement, StarWarnAdmitsWithWouldDenyWarnings) {
+    auto enforcement = rules::parse_enforcement("*=warn");
+    ASSERT_TRUE(enforcement.ok());
+    const auto engine = rules::Engine::with_embedded_data(
+        {rules::StructureCheck::decoder_only, std::move(enforcement).value()});
+    const admission::Admission admission(engine);
+    const auto outcome = answered(admission, AdmissionPath::validate, review(denied_object),
+                                  Clock::now() + std::chrono::seconds(10));
+    const json::value body = json::parse(outcome.body);
+    EXPECT_EQ(body.at("response").at("allowed"), true);
+    EXPECT_EQ(outcome.verdict, "allowed");
+    EXPECT_EQ(
+        body.at("response").at("warnings"),
+        json::parse(R"(["router-policy-value (would deny): spec.router.extraArgs[1]: unknown )"
+                    R"(policy `round-robin` for vllm-router; did you mean `round_robin`?",)"
+                    R"("router-flag-owned (would deny): spec.router.extraArgs[2]: `--host` )"
+                    R"(is set by the operator for vllm-router"])"));
+    ASSERT_EQ(outcome.counts.findings.size(), 2u);
+    EXPECT_EQ(outcome.counts.findings[0],
+              (admission::CountedFinding{"router-policy-value", rules::Severity::warn, false}));
 }
 
 TEST_F(AdmissionTest, DryRunGetsTheSameVerdict) {

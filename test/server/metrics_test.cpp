@@ -35,7 +35,7 @@ TEST(Metrics, CountsFromManyThreadsAreSummedAtScrape) {
             for (int i = 0; i < per_thread; ++i) {
                 metrics.observe_request({"/validate", 200, "CREATE", "allowed", false},
                                         std::chrono::microseconds(t % 2 == 0 ? 50 : 2000));
-                metrics.count_finding("parallelism", "deny");
+                metrics.count_finding("parallelism", "deny", true);
             }
         });
     }
@@ -43,7 +43,8 @@ TEST(Metrics, CountsFromManyThreadsAreSummedAtScrape) {
     std::uint64_t last = 0;
     for (int scrape = 0; scrape < 20; ++scrape) {
         const std::string value = sample_value(
-            metrics.exposition(), "mdadmit_findings_total{rule=\"parallelism\",severity=\"deny\"}");
+            metrics.exposition(),
+            "mdadmit_findings_total{rule=\"parallelism\",severity=\"deny\",enforced=\"true\"}");
         const std::uint64_t now = value == "absent" ? 0 : std::stoull(value);
         EXPECT_GE(now, last);
         last = now;
@@ -57,8 +58,11 @@ TEST(Metrics, CountsFromManyThreadsAreSummedAtScrape) {
                            "mdadmit_requests_total{path=\"/validate\",code=\"200\","
                            "operation=\"CREATE\",verdict=\"allowed\",dry_run=\"false\"}"),
               total);
-    EXPECT_EQ(sample_value(text, "mdadmit_findings_total{rule=\"parallelism\",severity=\"deny\"}"),
-              total);
+    EXPECT_EQ(
+        sample_value(
+            text,
+            "mdadmit_findings_total{rule=\"parallelism\",severity=\"deny\",enforced=\"true\"}"),
+        total);
     // Half the observations took 50 us, half 2 ms: cumulative buckets.
     const std::string half = std::to_string(threads / 2 * per_thread);
     EXPECT_EQ(sample_value(text,

@@ -132,8 +132,10 @@ TEST(RequestTarget, PathsAndGoDurations) {
 
 TEST(Warnings, ControlCharactersDuplicatesAndLength) {
     rules::Evaluation evaluation;
-    evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
-    evaluation.findings.push_back({"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", ""});
+    evaluation.findings.push_back(
+        {"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", "", true});
+    evaluation.findings.push_back(
+        {"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", "", true});
     evaluation.findings.push_back({"long", rules::Severity::warn, "", std::string(400, 'x'), ""});
     const auto lines = admission::warning_lines(evaluation);
     ASSERT_EQ(lines.size(), 2u);

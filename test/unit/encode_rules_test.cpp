@@ -117,7 +117,7 @@ TEST(EncodePlatformUnknown, WarnsWhenTheInstanceTypeIsUnknownOrUncomputed) {
 
 TEST(EncodePlatformUnknown, CanBeConfiguredToDeny) {
     rules::EngineOptions options;
-    options.encode_platform_unknown_severity = Severity::deny;
+    options.enforcement.entries = {{"encode-platform-unknown", rules::Action::deny}};
     const auto evaluation = judge(epd("vLLM", "vllm-router", "gpu"), options);
     EXPECT_FALSE(evaluation.allowed());
     EXPECT_EQ(of_rule(evaluation, "encode-platform-unknown").at(0).severity, Severity::deny);

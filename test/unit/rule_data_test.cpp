@@ -124,7 +124,7 @@ TEST(RuleData, TheCatalogueAndTheImplementationMustAgree) {
         rules::Engine::create(missing).error().message,
         "rule data: rule \"router-flag-owned\" is implemented but missing from the rules list");
     auto extra = data;
-    extra.rules.push_back({"no-such-rule", rules::Severity::deny, "x", "y"});
+    extra.rules.push_back({"no-such-rule", rules::Severity::deny, "x", "y", std::nullopt});
     EXPECT_EQ(rules::Engine::create(extra).error().message,
               "rule data: rule \"no-such-rule\" is listed but not implemented");
 }

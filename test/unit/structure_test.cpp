@@ -123,11 +123,11 @@ TEST(BadInput, DecoderProblemsAreASubsetOfTheSchemaCheck) {
 TEST(Quantities, StringsAndIntegersAreJudgedAlike) {
     for (auto check : {StructureCheck::full, StructureCheck::decoder_only}) {
         const auto judged = [&](std::string_view resources) {
-            return rule_paths(judge(deployment("vLLM", "",
-                                               "[{name: s, resources: " + std::string(resources) +
-                                                   ", extraArgs: [-tp, '2']}]"),
-                                    rules::EngineOptions{.structure_check = check,
-                                                         .encode_platform_unknown_severity = {}}));
+            return rule_paths(
+                judge(deployment("vLLM", "",
+                                 "[{name: s, resources: " + std::string(resources) +
+                                     ", extraArgs: [-tp, '2']}]"),
+                      rules::EngineOptions{.structure_check = check, .enforcement = {}}));
         };
         EXPECT_EQ(judged("{accelerator: '1'}"), judged("{accelerator: 1}"));
         EXPECT_EQ(judged("{accelerator: '1'}"),

@@ -19,7 +19,7 @@ rules::Evaluation judge(std::string_view yaml, rules::EngineOptions options) {
     static const rules::Engine full = rules::Engine::with_embedded_data();
     const rules::Engine custom = rules::Engine::with_embedded_data(options);
     const bool defaults = options.structure_check == rules::StructureCheck::full &&
-                          !options.encode_platform_unknown_severity;
+                          options.enforcement.entries.empty();
     for (const auto& document : documents.value()) {
         if (inputs::kind_of(document.value) == "ModelDeployment") {
             return (defaults ? full : custom).evaluate({document.value, nullptr, &instance_types});

@@ -30,10 +30,18 @@ struct Lookup {
 
 std::string_view to_string(Lookup::Status status);
 
+// One finding as the server counts it.
+struct CountedFinding {
+    std::string rule;
+    rules::Severity severity = rules::Severity::deny;
+    bool enforced = true;  // false: a deny demoted to a warning by staged enforcement
+    bool operator==(const CountedFinding&) const = default;
+};
+
 // What the server counts of one answer; admission itself counts nothing. Every text here is
 // from a closed set, whatever the request said, so that no client can grow the metrics.
 struct Counts {
-    std::vector<std::pair<std::string, rules::Severity>> findings;  // rule id, severity
+    std::vector<CountedFinding> findings;
     // CREATE, UPDATE, DELETE, CONNECT or other; "" when the request was not a review.
     std::string_view operation;
     // A review this webhook does not judge: `/Pod`, `worker.gpustack.ai/ModelDeployment` (of an

@@ -38,7 +38,8 @@ std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_p
 std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,
                           std::string_view message);
 
-// The warnings of an evaluation as the apiserver shows them: "rule-id: field: message",
+// The warnings of an evaluation as the apiserver shows them: "rule-id: field: message", or
+// "rule-id (would deny): field: message" for a deny finding staged enforcement demoted;
 // without control characters, deduplicated, at most 256 bytes each.
 std::vector<std::string> warning_lines(const rules::Evaluation& evaluation);
 

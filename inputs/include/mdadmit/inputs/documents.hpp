@@ -16,11 +16,14 @@ struct Document {
     std::string source;     // file name, or "-" for standard input
     std::size_t index = 0;  // 1-based position in a multi-document file
     std::size_t line = 0;   // 1-based line where the document starts (YAML), 0 if unknown
+    std::size_t item = 0;   // 1-based position in the document's `items` (a List), else 0
 };
 
 // Reads JSON (a text starting with '{' or '[') or multi-document YAML. YAML scalars are
 // typed by the YAML 1.2 core schema: quoted scalars are strings, plain ones may be
-// null, booleans or numbers. An Error names the source, and the line where YAML gives it.
+// null, booleans or numbers. A List (`kind: List` or `ModelDeploymentList`, what
+// `kubectl get -o json|yaml` prints) stands for its items, each a document of its own.
+// An Error names the source, and the line where YAML gives it.
 rules::Result<std::vector<Document>> parse_documents(std::string_view text,
                                                      const std::string& source);
 rules::Result<std::vector<Document>> read_documents(const std::string& path);

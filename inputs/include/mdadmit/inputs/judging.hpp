@@ -10,12 +10,12 @@
 namespace mdadmit::inputs {
 
 // What a judge is built from: the rule data (built in, or a file replacing it), the depth of
-// the structural check, the severity of encode-platform-unknown, and InstanceType manifests.
+// the structural check, staged enforcement, and InstanceType manifests.
 // The webhook and the harness build theirs with the same function, so they judge alike.
 struct JudgingOptions {
     std::string rules_data_file;  // empty: the data built into the binary
     rules::StructureCheck structure_check = rules::StructureCheck::full;
-    std::optional<rules::Severity> encode_platform_unknown;  // unset: the data file's (warn)
+    rules::Enforcement enforcement;  // over the data file's catalogue (--enforce)
     std::vector<std::string> instance_type_files;
 };
 

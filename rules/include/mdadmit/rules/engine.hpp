@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "mdadmit/rules/enforcement.hpp"
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/instance_type.hpp"
 #include "mdadmit/rules/result.hpp"
@@ -32,8 +33,10 @@ enum class StructureCheck {
 
 struct EngineOptions {
     StructureCheck structure_check = StructureCheck::full;
-    // encode-platform-unknown is a warning unless the cluster asks for it to deny.
-    std::optional<Severity> encode_platform_unknown_severity;
+    // What each rule's findings do, over the data file's catalogue (e.g. `*=warn` while a
+    // new rules.json is rolled out, or `encode-platform-unknown=deny` on a cluster whose
+    // nodes all say what they are).
+    Enforcement enforcement;
 };
 
 // The rule engine: pure, thread-safe after construction, never throws on bad input.
@@ -49,6 +52,9 @@ class Engine {
     Evaluation evaluate(const Review& review) const;
     const RuleData& data() const;
     const EngineOptions& options() const;
+    // What a rule's findings do in this engine: the catalogue's action overridden by
+    // options().enforcement. `rule_id` must be one of data().rules.
+    Action action(std::string_view rule_id) const;
 
   private:
     struct State;

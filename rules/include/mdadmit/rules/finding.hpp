@@ -17,6 +17,9 @@ struct Finding {
     std::string path;     // JSON field path, e.g. "spec.roles[1].extraArgs[3]"; "" is the object
     std::string message;  // what is wrong, with the offending value
     std::string hint;     // how to fix it
+    // false: the rule refuses such objects, but staged enforcement (its action is warn) made
+    // this finding a warning; it says the object would have been refused.
+    bool enforced = true;
     bool operator==(const Finding&) const = default;
 };
 

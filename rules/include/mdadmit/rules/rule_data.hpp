@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mdadmit/rules/enforcement.hpp"
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/platform.hpp"
@@ -24,6 +25,8 @@ struct RuleInfo {
     Severity severity;
     std::string section;
     std::string meaning;
+    // What its findings do unless --enforce says otherwise; unset: as its severity says.
+    std::optional<Action> action;
 };
 
 struct RouterData {
