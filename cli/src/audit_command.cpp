@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "mdadmit/admission/audit.hpp"
 #include "mdadmit/inputs/documents.hpp"
 #include "report.hpp"
 
@@ -100,7 +101,9 @@ rules::Result<std::vector<inputs::Document>> stored_objects(const Options& optio
 }  // namespace
 
 int run_audit(const Options& options) {
-    auto judging = make_judging(options);
+    // Stored objects passed the CRD's schema: the webhook's own structural check, so that the
+    // audit and the server's gauges agree.
+    auto judging = make_judging(options, false);
     if (!judging) {
         std::cerr << "mdadmit: " << judging.error().message << "\n";
         return exit_usage;
@@ -117,12 +120,9 @@ int run_audit(const Options& options) {
         if (inputs::kind_of(document.value) != "ModelDeployment") {
             continue;
         }
-        // An UPDATE against itself: the rules that only refuse changes (immutable fields,
-        // ratchets) let a stored object be, as the webhook lets its next no-op apply be.
         judged.push_back(
             {&document, object_name(document.value),
-             judging.value().engine.evaluate(
-                 {document.value, &document.value, &instance_types, rules::Operation::update})});
+             admission::audit_object(judging.value().engine, document.value, &instance_types)});
     }
     if (judged.empty()) {
         std::cerr << "mdadmit: no ModelDeployment to audit\n";

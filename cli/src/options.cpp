@@ -16,7 +16,8 @@ const char* const usage = R"(usage:
   mdadmit audit [options] [FILE|-]...
                               judge ModelDeployments already stored, each as an UPDATE
                               against itself (as the webhook would judge its next change);
-                              the same report and options as check. Without inputs it runs
+                              the same report and options as check (with the webhook's
+                              default --schema-check=decoder). Without inputs it runs
                               `kubectl get modeldeployments -o json` in kubectl's current
                               context:
       -A, --all-namespaces    every namespace (else the context's, or -n)

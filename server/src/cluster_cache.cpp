@@ -125,6 +125,16 @@ void ClusterCache::start() {
     }
 }
 
+std::vector<std::shared_ptr<const json::value>> ClusterCache::model_deployments() const {
+    std::vector<std::shared_ptr<const json::value>> out;
+    const std::shared_lock lock(mutex_);
+    out.reserve(deployments_.size());
+    for (const auto& [key, object] : deployments_) {
+        out.push_back(object);
+    }
+    return out;
+}
+
 asio::awaitable<Lookup> ClusterCache::model_deployment(std::string namespace_name, std::string name,
                                                        Clock::time_point deadline) const {
     if (!is_segment(namespace_name) || !is_segment(name)) {

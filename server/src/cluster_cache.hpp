@@ -50,6 +50,7 @@ class ClusterCache : public ClusterView {
     boost::asio::awaitable<Lookup> model_deployment(
         std::string namespace_name, std::string name,
         std::chrono::steady_clock::time_point deadline) const override;
+    std::vector<std::shared_ptr<const boost::json::value>> model_deployments() const override;
 
   private:
     struct Resource;

@@ -32,4 +32,12 @@ boost::asio::awaitable<Lookup> FileClusterView::model_deployment(
     co_return Lookup{Lookup::Status::found, it->second, {}};
 }
 
+std::vector<std::shared_ptr<const boost::json::value>> FileClusterView::model_deployments() const {
+    std::vector<std::shared_ptr<const boost::json::value>> out;
+    for (const auto& [key, object] : deployments_) {
+        out.push_back(object);
+    }
+    return out;
+}
+
 }  // namespace mdadmit::server

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -24,6 +25,8 @@ class ClusterView {
     virtual boost::asio::awaitable<Lookup> model_deployment(
         std::string namespace_name, std::string name,
         std::chrono::steady_clock::time_point deadline) const = 0;
+    // Every ModelDeployment held now, for the periodic audit.
+    virtual std::vector<std::shared_ptr<const boost::json::value>> model_deployments() const = 0;
 };
 
 // ModelDeployments read from manifest files (a file or a mounted directory) at start-up:
@@ -35,6 +38,7 @@ class FileClusterView : public ClusterView {
     boost::asio::awaitable<Lookup> model_deployment(
         std::string namespace_name, std::string name,
         std::chrono::steady_clock::time_point deadline) const override;
+    std::vector<std::shared_ptr<const boost::json::value>> model_deployments() const override;
 
   private:
     // "namespace/name" -> the object

@@ -222,6 +222,26 @@ const std::vector<Setting>& settings() {
         {"kube-watch-timeout", "DURATION",
          "how long the API server keeps one watch of the cluster cache open before it is resumed",
          duration(&Config::kube_watch_timeout)},
+        {"audit-interval",
+         "DURATION|off",
+         "judge every stored ModelDeployment this often with the current rules (metrics "
+         "mdadmit_audit_*)",
+         {[](Config& c, const std::string& v) -> std::optional<std::string> {
+              if (v == "off") {
+                  c.audit_interval.reset();
+                  return std::nullopt;
+              }
+              const auto parsed = parse_go_duration(v);
+              if (!parsed || parsed->count() <= 0) {
+                  return "expected a positive duration such as 30s or 5m, or off, got \"" + v +
+                         "\"";
+              }
+              c.audit_interval = *parsed;
+              return std::nullopt;
+          },
+          [](const Config& c) {
+              return c.audit_interval ? show_duration(*c.audit_interval) : std::string("off");
+          }}},
         {"mutation-failure-mode", "allow|deny",
          "a Pod whose ModelDeployment cannot be read: admitted unchanged with a warning (allow) "
          "or denied",

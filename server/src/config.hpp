@@ -54,6 +54,8 @@ struct Config {
     // ModelDeployments and InstanceTypes are listed, then watched; the API server ends a watch
     // after this long and the cache resumes it, so no connection hangs on unseen.
     std::chrono::milliseconds kube_watch_timeout{300'000};
+    // Every stored ModelDeployment judged this often (metrics mdadmit_audit_*); nullopt: off.
+    std::optional<std::chrono::milliseconds> audit_interval{std::chrono::minutes(5)};
     bool deny_unreadable_mutations = false;
     std::string router_container;  // empty: the router Pod's first container
     std::string engine_container = "engine";

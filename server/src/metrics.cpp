@@ -132,6 +132,49 @@ void Metrics::set_cache_synced(std::string_view kind, bool synced) {
     cache_synced_["kind=\"" + escape_label(kind) + "\""] = synced ? 1 : 0;
 }
 
+void Metrics::set_audit(const admission::AuditTally& tally, double finished_unix_seconds,
+                        double seconds) {
+    const std::lock_guard lock(audit_mutex_);
+    for (auto& [labels, count] : audit_.violations) {
+        count = 0;
+    }
+    for (const auto& [key, count] : tally.violations) {
+        const auto& [rule, severity, enforced] = key;
+        audit_.violations["rule=\"" + escape_label(rule) + "\",severity=\"" +
+                          std::string(rules::to_string(severity)) + "\",enforced=\"" +
+                          (enforced ? "true" : "false") + "\""] = count;
+    }
+    audit_.ran = true;
+    audit_.objects = tally.objects;
+    audit_.refused = tally.refused;
+    audit_.finished_unix_seconds = finished_unix_seconds;
+    audit_.seconds = seconds;
+}
+
+void Metrics::write_audit(std::string& out) const {
+    const std::lock_guard lock(audit_mutex_);
+    if (!audit_.ran) {
+        return;
+    }
+    family(out, "mdadmit_audit_violations", "gauge",
+           "Findings on the stored ModelDeployments at the last audit, by rule, severity and "
+           "whether the rule is enforced.");
+    for (const auto& [labels, count] : audit_.violations) {
+        sample(out, "mdadmit_audit_violations", labels, std::to_string(count));
+    }
+    family(out, "mdadmit_audit_objects", "gauge", "ModelDeployments judged by the last audit.");
+    sample(out, "mdadmit_audit_objects", "", std::to_string(audit_.objects));
+    family(out, "mdadmit_audit_refused_objects", "gauge",
+           "ModelDeployments the last audit found the rules would refuse.");
+    sample(out, "mdadmit_audit_refused_objects", "", std::to_string(audit_.refused));
+    family(out, "mdadmit_audit_last_run_timestamp_seconds", "gauge",
+           "Unix time at which the last audit finished.");
+    sample(out, "mdadmit_audit_last_run_timestamp_seconds", "",
+           number(audit_.finished_unix_seconds));
+    family(out, "mdadmit_audit_duration_seconds", "gauge", "How long the last audit took.");
+    sample(out, "mdadmit_audit_duration_seconds", "", number(audit_.seconds));
+}
+
 void Metrics::count_certificate_reload(bool ok) {
     (ok ? certificate_reloads_ : certificate_reload_errors_)
         .fetch_add(1, std::memory_order_relaxed);
@@ -201,6 +244,7 @@ std::string Metrics::exposition() const {
             sample(out, "mdadmit_cluster_cache_synced", labels, std::to_string(synced));
         }
     }
+    write_audit(out);
     const auto scalar = [&](std::string_view name, std::string_view type, std::string_view help,
                             auto value) {
         family(out, name, type, help);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "mdadmit/admission/audit.hpp"
 #include "per_thread_family.hpp"
 
 namespace mdadmit::server {
@@ -42,6 +43,10 @@ class Metrics {
     // cluster's state yet.
     void count_cache_update(std::string_view kind, std::string_view update);
     void set_cache_synced(std::string_view kind, bool synced);
+    // What the last periodic audit of the stored ModelDeployments found. A label set seen
+    // once stays, at 0 when its violations are fixed, so alerts on it resolve.
+    void set_audit(const admission::AuditTally& tally, double finished_unix_seconds,
+                   double seconds);
     void count_panic() { panics_.fetch_add(1, std::memory_order_relaxed); }
     void count_tls_handshake_failure() {
         tls_handshake_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -86,6 +91,19 @@ class Metrics {
     Counters unjudged_{"kind=\"other\""};
     Counters lookups_{"result=\"other\""};
     Counters cache_updates_{"kind=\"other\",update=\"other\""};
+    void write_audit(std::string& out) const;
+
+    // Set by the audit on the control thread, never on the request path.
+    struct AuditGauges {
+        bool ran = false;
+        std::map<std::string, std::size_t> violations;  // label set -> findings
+        std::size_t objects = 0;
+        std::size_t refused = 0;
+        double finished_unix_seconds = 0;
+        double seconds = 0;
+    };
+    mutable std::mutex audit_mutex_;
+    AuditGauges audit_;
     // Set by the cluster cache on its own thread, never on the request path.
     mutable std::mutex cache_synced_mutex_;
     std::map<std::string, std::uint64_t> cache_synced_;  // kind -> 0 or 1

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "auditor.hpp"
 #include "cluster_cache.hpp"
 
 #include "log.hpp"
@@ -94,12 +95,20 @@ Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
                 std::chrono::duration_cast<std::chrono::seconds>(config_.kube_watch_timeout))});
         server_->read_cluster_from(cache_.get());
     }
+    const ClusterView* view =
+        cache_ != nullptr ? static_cast<const ClusterView*>(cache_.get()) : setup_.files.get();
+    if (view != nullptr && config_.audit_interval) {
+        auditor_ = std::make_unique<Auditor>(server_->control_executor(), *setup_.engine, *view,
+                                             *setup_.instance_types, readiness_, metrics_, log_,
+                                             *config_.audit_interval);
+    }
 }
 
 Webhook::~Webhook() {
     // The threads stop before the cache they read is destroyed, and the cache's connections
     // close before the executor they belong to is destroyed with the server.
     server_->stop();
+    auditor_.reset();
     cache_.reset();
     server_.reset();
 }
@@ -107,6 +116,9 @@ Webhook::~Webhook() {
 rules::Result<bool> Webhook::start() {
     if (cache_ != nullptr) {
         cache_->start();
+    }
+    if (auditor_ != nullptr) {
+        auditor_->start();
     }
     return server_->start();
 }

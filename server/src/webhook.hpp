@@ -34,6 +34,7 @@ rules::Result<WebhookSetup> load_webhook_setup(const Config& config);
 // The whole webhook, assembled from its settings: what main runs, and what the integration
 // tests start on loopback.
 class ClusterCache;
+class Auditor;
 
 class Webhook {
   public:
@@ -57,6 +58,7 @@ class Webhook {
     Routes routes_;
     std::unique_ptr<Server> server_;
     std::unique_ptr<ClusterCache> cache_;  // when the API is read
+    std::unique_ptr<Auditor> auditor_;     // when a cluster is read and --audit-interval is set
 };
 
 }  // namespace mdadmit::server

@@ -1,0 +1,67 @@
+#include "auditor.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace mdadmit::server {
+
+namespace asio = boost::asio;
+
+Auditor::Auditor(asio::any_io_executor executor, const rules::Engine& engine,
+                 const ClusterView& view, const InstanceTypeStore& instance_types,
+                 const Readiness& readiness, Metrics& metrics, const Log& log,
+                 std::chrono::milliseconds interval)
+    : executor_(std::move(executor)),
+      engine_(engine),
+      view_(view),
+      instance_types_(instance_types),
+      readiness_(readiness),
+      metrics_(metrics),
+      log_(log),
+      interval_(interval) {}
+
+void Auditor::start() {
+    asio::co_spawn(executor_, audit_periodically(), asio::detached);
+}
+
+admission::AuditTally Auditor::run_once() const {
+    const auto started = std::chrono::steady_clock::now();
+    const auto types = instance_types_.current();
+    admission::AuditTally tally;
+    for (const auto& object : view_.model_deployments()) {
+        tally.add(admission::audit_object(engine_, *object, types.get()));
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double finished =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    metrics_.set_audit(tally, finished, seconds);
+    log_.write(LogLevel::info, "audit finished",
+               {{"objects", std::to_string(tally.objects)},
+                {"refused", std::to_string(tally.refused)},
+                {"seconds", std::to_string(seconds)}});
+    return tally;
+}
+
+asio::awaitable<void> Auditor::audit_periodically() {
+    asio::steady_timer timer(executor_);
+    boost::system::error_code ec;
+    // An audit of a cache that has not listed the cluster yet would report a clean cluster.
+    while (!readiness_.cluster_synced) {
+        timer.expires_after(std::chrono::milliseconds(100));
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    for (;;) {
+        run_once();
+        timer.expires_after(interval_);
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec == asio::error::operation_aborted) {
+            co_return;
+        }
+    }
+}
+
+}  // namespace mdadmit::server

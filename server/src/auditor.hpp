@@ -1,0 +1,45 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+
+#include "cluster_view.hpp"
+#include "instance_type_store.hpp"
+#include "log.hpp"
+#include "mdadmit/admission/audit.hpp"
+#include "metrics.hpp"
+#include "readiness.hpp"
+
+namespace mdadmit::server {
+
+// The periodic audit, as Gatekeeper's audit controller does it: every interval, once the
+// cluster view has synced, each stored ModelDeployment is judged with the current rules as an
+// UPDATE against itself (admission::audit_object, as `mdadmit audit` judges), and the metrics
+// show what the rules find, and would refuse, among the objects already admitted.
+class Auditor {
+  public:
+    Auditor(boost::asio::any_io_executor executor, const rules::Engine& engine,
+            const ClusterView& view, const InstanceTypeStore& instance_types,
+            const Readiness& readiness, Metrics& metrics, const Log& log,
+            std::chrono::milliseconds interval);
+
+    // Starts the audits on the executor; they run until it stops.
+    void start();
+    // One audit now, published to the metrics.
+    admission::AuditTally run_once() const;
+
+  private:
+    boost::asio::awaitable<void> audit_periodically();
+
+    boost::asio::any_io_executor executor_;
+    const rules::Engine& engine_;
+    const ClusterView& view_;
+    const InstanceTypeStore& instance_types_;
+    const Readiness& readiness_;
+    Metrics& metrics_;
+    const Log& log_;
+    std::chrono::milliseconds interval_;
+};
+
+}  // namespace mdadmit::server
