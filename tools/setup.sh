@@ -11,6 +11,11 @@ packages=(
     nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
 )
+# The manifest tests render manifests/ with `kubectl kustomize`; Debian's kubectl (1.20) when
+# there is no other, and the manifests use only what its older kustomize understands too.
+if ! command -v kubectl >/dev/null; then
+    packages+=(kubernetes-client)
+fi
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk nginx-light procps bc)
 fi

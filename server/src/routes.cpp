@@ -147,7 +147,13 @@ RouteResult Routes::route(const HttpRequest& request, const RequestTarget& targe
         if (path == "/readyz") {
             return text(readiness_.ready() ? 200 : 503, readiness_.report());
         }
-        return text(200, metrics_.exposition(), "text/plain; version=0.0.4; charset=utf-8");
+        // Readiness as a gauge too, so an alert can tell "not ready" from "down".
+        return text(200,
+                    metrics_.exposition() +
+                        "# HELP mdadmit_ready 1 when /readyz answers 200, else 0.\n"
+                        "# TYPE mdadmit_ready gauge\nmdadmit_ready " +
+                        (readiness_.ready() ? "1" : "0") + "\n",
+                    "text/plain; version=0.0.4; charset=utf-8");
     }
     if (reviews) {
         return error(404, "NotFound", "admission is served over TLS only");
