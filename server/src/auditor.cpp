@@ -27,13 +27,20 @@ void Auditor::start() {
     asio::co_spawn(executor_, audit_periodically(), asio::detached);
 }
 
-admission::AuditTally Auditor::run_once() const {
+void Auditor::report_to(std::unique_ptr<PolicyReporter> reporter) {
+    reporter_ = std::move(reporter);
+}
+
+Auditor::Run Auditor::run_once() const {
     const auto started = std::chrono::steady_clock::now();
     const auto types = instance_types_.current();
-    admission::AuditTally tally;
+    Run run;
     for (const auto& object : view_.model_deployments()) {
-        tally.add(admission::audit_object(engine_, *object, types.get()));
+        auto evaluation = admission::audit_object(engine_, *object, types.get());
+        run.tally.add(evaluation);
+        run.objects.push_back(admission::audited(*object, std::move(evaluation)));
     }
+    const admission::AuditTally& tally = run.tally;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const double finished =
@@ -43,7 +50,7 @@ admission::AuditTally Auditor::run_once() const {
                {{"objects", std::to_string(tally.objects)},
                 {"refused", std::to_string(tally.refused)},
                 {"seconds", std::to_string(seconds)}});
-    return tally;
+    return run;
 }
 
 asio::awaitable<void> Auditor::audit_periodically() {
@@ -55,7 +62,10 @@ asio::awaitable<void> Auditor::audit_periodically() {
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
     for (;;) {
-        run_once();
+        const Run run = run_once();
+        if (reporter_ != nullptr) {
+            co_await reporter_->publish(run.objects);
+        }
         timer.expires_after(interval_);
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         if (ec == asio::error::operation_aborted) {

@@ -9,6 +9,7 @@
 #include "log.hpp"
 #include "mdadmit/admission/audit.hpp"
 #include "metrics.hpp"
+#include "policy_reporter.hpp"
 #include "readiness.hpp"
 
 namespace mdadmit::server {
@@ -24,10 +25,18 @@ class Auditor {
             const Readiness& readiness, Metrics& metrics, const Log& log,
             std::chrono::milliseconds interval);
 
+    // What one audit found.
+    struct Run {
+        admission::AuditTally tally;
+        std::vector<admission::AuditedObject> objects;
+    };
+
+    // After each audit, also publishes PolicyReports (--policy-reports).
+    void report_to(std::unique_ptr<PolicyReporter> reporter);
     // Starts the audits on the executor; they run until it stops.
     void start();
     // One audit now, published to the metrics.
-    admission::AuditTally run_once() const;
+    Run run_once() const;
 
   private:
     boost::asio::awaitable<void> audit_periodically();
@@ -40,6 +49,7 @@ class Auditor {
     Metrics& metrics_;
     const Log& log_;
     std::chrono::milliseconds interval_;
+    std::unique_ptr<PolicyReporter> reporter_;
 };
 
 }  // namespace mdadmit::server

@@ -242,6 +242,14 @@ const std::vector<Setting>& settings() {
           [](const Config& c) {
               return c.audit_interval ? show_duration(*c.audit_interval) : std::string("off");
           }}},
+        {"policy-reports", "off|on",
+         "write each audit as wgpolicyk8s.io PolicyReports, one per namespace (one replica "
+         "writes, by a Lease)",
+         two_words(&Config::policy_reports, "off", "on")},
+        {"lease-namespace", "NS", "namespace of the Lease that elects the PolicyReport writer",
+         text(&Config::lease_namespace)},
+        {"leader-identity", "NAME", "this replica's name in that Lease",
+         text(&Config::leader_identity), "the host name"},
         {"mutation-failure-mode", "allow|deny",
          "a Pod whose ModelDeployment cannot be read: admitted unchanged with a warning (allow) "
          "or denied",

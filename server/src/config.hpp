@@ -56,6 +56,11 @@ struct Config {
     std::chrono::milliseconds kube_watch_timeout{300'000};
     // Every stored ModelDeployment judged this often (metrics mdadmit_audit_*); nullopt: off.
     std::optional<std::chrono::milliseconds> audit_interval{std::chrono::minutes(5)};
+    // One PolicyReport per namespace from each audit, written by the replica holding the
+    // Lease `mdadmit-policy-reports` in lease_namespace.
+    bool policy_reports = false;
+    std::string lease_namespace = "mdadmit-system";
+    std::string leader_identity;  // empty: the host name (a Pod's name)
     bool deny_unreadable_mutations = false;
     std::string router_container;  // empty: the router Pod's first container
     std::string engine_container = "engine";

@@ -24,6 +24,20 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t response_limit = 64 * 1024 * 1024;
 constexpr std::size_t read_chunk = 64 * 1024;
 
+http::verb verb_of(KubeMethod method) {
+    switch (method) {
+        case KubeMethod::get:
+            return http::verb::get;
+        case KubeMethod::post:
+            return http::verb::post;
+        case KubeMethod::put:
+            return http::verb::put;
+        case KubeMethod::remove:
+            break;
+    }
+    return http::verb::delete_;
+}
+
 }  // namespace
 
 rules::Result<std::shared_ptr<KubeApi>> KubeApi::create(KubeSettings settings) {
@@ -119,10 +133,11 @@ struct KubeConnection::State {
         co_return std::string();
     }
 
-    // Sends a GET on a connection, opening one when needed; "" on success, else what failed.
-    // A kept-alive connection the server has meanwhile closed fails on first use: that
-    // request is sent once more on a new connection.
-    asio::awaitable<std::string> send(const std::string& path,
+    // Sends a request on a connection, opening one when needed; "" on success, else what
+    // failed. A kept-alive connection the server has meanwhile closed fails on first use:
+    // that request is sent once more on a new connection.
+    asio::awaitable<std::string> send(KubeMethod method, const std::string& path,
+                                      const std::string& body,
                                       std::chrono::steady_clock::time_point deadline) {
         streaming.reset();
         partial.clear();
@@ -131,9 +146,14 @@ struct KubeConnection::State {
             if (std::string failed = co_await connect(deadline); !failed.empty()) {
                 co_return failed;
             }
-            http::request<http::empty_body> request{http::verb::get, path, 11};
+            http::request<http::string_body> request{verb_of(method), path, 11};
             request.set(http::field::host, server_name());
             request.set(http::field::accept, "application/json");
+            if (!body.empty()) {
+                request.set(http::field::content_type, "application/json");
+                request.body() = body;
+            }
+            request.prepare_payload();
             request.set(http::field::user_agent, "mdadmit");
             request.set(http::field::authorization, "Bearer " + api->token());
             request.keep_alive(true);
@@ -161,11 +181,17 @@ void KubeConnection::close() {
 
 asio::awaitable<KubeResponse> KubeConnection::get(std::string path,
                                                   std::chrono::steady_clock::time_point deadline) {
+    co_return co_await request(KubeMethod::get, std::move(path), {}, deadline);
+}
+
+asio::awaitable<KubeResponse> KubeConnection::request(
+    KubeMethod method, std::string path, std::string body,
+    std::chrono::steady_clock::time_point deadline) {
     State& s = *state_;
     for (int attempt = 0;; ++attempt) {
         const bool reused = s.stream.has_value();
         KubeResponse out;
-        out.error = co_await s.send(path, deadline);
+        out.error = co_await s.send(method, path, body, deadline);
         if (!out.error.empty()) {
             co_return out;
         }
@@ -194,7 +220,7 @@ asio::awaitable<KubeResponse> KubeConnection::open_stream(
     std::string path, std::chrono::steady_clock::time_point deadline) {
     State& s = *state_;
     KubeResponse out;
-    out.error = co_await s.send(path, deadline);
+    out.error = co_await s.send(KubeMethod::get, path, {}, deadline);
     if (!out.error.empty()) {
         co_return out;
     }

@@ -24,6 +24,8 @@ struct KubeSettings {
     std::string server_name;  // checked against the API server's certificate; default: host
 };
 
+enum class KubeMethod { get, post, put, remove };
+
 struct KubeResponse {
     int status = 0;  // HTTP status; 0 when no answer came
     std::string body;
@@ -62,6 +64,12 @@ class KubeConnection {
     // A GET answered in full by `deadline`.
     boost::asio::awaitable<KubeResponse> get(std::string path,
                                              std::chrono::steady_clock::time_point deadline);
+    // Any request, with a JSON body ("" for none), answered in full by `deadline`. A write
+    // is retried on a new connection only when a kept-alive one was found closed before any
+    // answer came, as a GET is.
+    boost::asio::awaitable<KubeResponse> request(KubeMethod method, std::string path,
+                                                 std::string body,
+                                                 std::chrono::steady_clock::time_point deadline);
 
     // Starts a streamed GET (a watch). A status other than 200 comes with the whole body;
     // with 200, the events follow through next_line().

@@ -1,5 +1,8 @@
 #include "webhook.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 
 #include "auditor.hpp"
@@ -21,6 +24,16 @@ inputs::JudgingOptions judging_options(const Config& config) {
     }
     return options;
 }
+
+namespace {
+
+std::string host_name() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+}
+
+}  // namespace
 
 admission::MutationOptions mutation_options(const Config& config) {
     return {rules::ContainerNames{config.router_container, config.engine_container,
@@ -69,6 +82,11 @@ rules::Result<std::unique_ptr<Webhook>> Webhook::create(const Config& config, co
     if (!setup) {
         return setup.error();
     }
+    if (config.policy_reports && (setup.value().api == nullptr || !config.audit_interval)) {
+        return rules::Error{
+            "--policy-reports=on needs the Kubernetes API (not --cluster-files) and an "
+            "--audit-interval"};
+    }
     return std::unique_ptr<Webhook>(new Webhook(config, std::move(setup).value(), log));
 }
 
@@ -101,6 +119,18 @@ Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
         auditor_ = std::make_unique<Auditor>(server_->control_executor(), *setup_.engine, *view,
                                              *setup_.instance_types, readiness_, metrics_, log_,
                                              *config_.audit_interval);
+        if (config_.policy_reports) {
+            // The Lease outlives a few audits, so the writer stays the same while it runs.
+            const auto duration =
+                std::max(std::chrono::seconds(1),
+                         std::chrono::ceil<std::chrono::seconds>(3 * *config_.audit_interval));
+            auditor_->report_to(std::make_unique<PolicyReporter>(
+                server_->control_executor(), setup_.api, setup_.engine->data(),
+                LeaderLease(config_.lease_namespace, "mdadmit-policy-reports",
+                            config_.leader_identity.empty() ? host_name() : config_.leader_identity,
+                            duration),
+                log_));
+        }
     }
 }
 

@@ -2,9 +2,17 @@
 // against what the server and the Kubernetes API expect of them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <valijson/adapters/boost_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
 
 #include "kustomize.hpp"
+#include "mdadmit/admission/audit.hpp"
+#include "mdadmit/admission/policy_report.hpp"
 #include "mdadmit/inputs/documents.hpp"
 #include "mdadmit/rules/arg_stream.hpp"
 
@@ -187,6 +195,71 @@ TEST_F(Manifests, TheCertManagerOverlayIssuesForTheServiceAndInjectsTheCa) {
                   "mdadmit-system/mdadmit-serving");
     }
     EXPECT_EQ(overlay.count("Issuer"), 2u);
+}
+
+TEST_F(Manifests, ThePolicyReportsOverlayGrantsTheWritesAndSwitchesThemOn) {
+    const Rendered overlay("manifests/overlays/policy-reports");
+    const auto args =
+        strings(at(overlay.get("Deployment", "mdadmit"), "/spec/template/spec/containers/0/args"));
+    EXPECT_NE(std::find(args.begin(), args.end(), "--policy-reports=on"), args.end());
+    const json::value& reports = overlay.get("ClusterRole", "mdadmit-policy-reports");
+    EXPECT_EQ(strings(at(reports, "/rules/0/apiGroups")),
+              std::vector<std::string>{"wgpolicyk8s.io"});
+    EXPECT_EQ(strings(at(reports, "/rules/0/verbs")),
+              (std::vector<std::string>{"get", "create", "update"}));
+    // The Lease lives in the webhook's namespace, the server's --lease-namespace default.
+    const json::value& lease = overlay.get("Role", "mdadmit-leader-election");
+    EXPECT_EQ(at(lease, "/metadata/namespace"), "mdadmit-system");
+    EXPECT_EQ(strings(at(lease, "/rules/0/resources")), std::vector<std::string>{"leases"});
+    for (const char* binding : {"ClusterRoleBinding", "RoleBinding"}) {
+        const json::value& bound = binding == std::string("RoleBinding")
+                                       ? overlay.get(binding, "mdadmit-leader-election")
+                                       : overlay.get(binding, "mdadmit-policy-reports");
+        EXPECT_EQ(at(bound, "/subjects/0/name"), "mdadmit");
+        EXPECT_EQ(at(bound, "/subjects/0/namespace"), "mdadmit-system");
+    }
+    EXPECT_EQ(overlay.count("CustomResourceDefinition"), 1u);
+    // The base alone writes nothing.
+    const Rendered base("manifests/base");
+    EXPECT_EQ(base.count("Role"), 0u);
+    EXPECT_EQ(base.count("ClusterRole"), 1u);
+}
+
+// A report as the server writes it is one the PolicyReport CRD admits.
+TEST_F(Manifests, ReportsMatchThePolicyReportCrd) {
+    const Rendered overlay("manifests/overlays/policy-reports");
+    const json::value& schema =
+        at(overlay.get("CustomResourceDefinition"), "/spec/versions/0/schema/openAPIV3Schema");
+    auto documents = inputs::read_documents(std::string(MDADMIT_SOURCE_DIR) +
+                                            "/test/data/stored-modeldeployments.json");
+    ASSERT_TRUE(documents.ok());
+    const rules::Engine engine = rules::Engine::with_embedded_data();
+    std::vector<admission::AuditedObject> objects;
+    for (const auto& document : documents.value()) {
+        objects.push_back(admission::audited(
+            document.value, admission::audit_object(engine, document.value, nullptr)));
+    }
+    const std::vector<const admission::AuditedObject*> team_b{&objects[1], &objects[2]};
+    const json::value report =
+        admission::policy_report("team-b", team_b, engine.data(), 1767225600);
+    EXPECT_EQ(report.at("results").as_array().size(), 3u);
+
+    valijson::Schema compiled;
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
+    parser.populateSchema(valijson::adapters::BoostJsonAdapter(schema), compiled);
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    EXPECT_TRUE(
+        validator.validate(compiled, valijson::adapters::BoostJsonAdapter(report), &results));
+    valijson::ValidationResults::Error error;
+    while (results.popError(error)) {
+        ADD_FAILURE() << error.description;
+    }
+    // And the schema does refuse a result the CRD does not know.
+    json::value wrong = report;
+    wrong.at("results").at(0).as_object()["result"] = "denied";
+    EXPECT_FALSE(
+        validator.validate(compiled, valijson::adapters::BoostJsonAdapter(wrong), nullptr));
 }
 
 }  // namespace

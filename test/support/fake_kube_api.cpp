@@ -85,6 +85,61 @@ struct FakeKubeApi::State {
         wake();
     }
 
+    // POST to <prefix>/namespaces/<ns>/<resource>, PUT and DELETE to .../<resource>/<name>,
+    // answered as the API server does: 201 or 200 with the object as stored, 409 for a name
+    // taken or a stale metadata.resourceVersion, 404 for none.
+    std::pair<http::status, std::string> write(http::verb method, const std::string& path,
+                                               const std::string& body) {
+        const auto at = path.find("/namespaces/");
+        std::vector<std::string> parts;
+        for (std::size_t start = at + 12; start <= path.size();) {
+            const auto slash = std::min(path.find('/', start), path.size());
+            parts.push_back(path.substr(start, slash - start));
+            start = slash + 1;
+        }
+        if (at == std::string::npos || parts.size() < 2) {
+            return {http::status::not_found, status_json(404, "not found")};
+        }
+        const std::string collection = path.substr(0, at) + "/" + parts[1];
+        auto& objects = collections[collection].objects;
+        boost::system::error_code ec;
+        json::value object = json::parse(body, ec);
+        if (method != http::verb::delete_ && (ec || !object.is_object())) {
+            return {http::status::bad_request, status_json(400, "not a JSON object")};
+        }
+        const std::string name = method == http::verb::post
+                                     ? std::string(object.at("metadata").at("name").as_string())
+                                     : (parts.size() > 2 ? parts[2] : std::string());
+        const std::string key = parts[0] + "/" + name;
+        const auto it = objects.find(key);
+        if (method == http::verb::post && it != objects.end()) {
+            return {http::status::conflict, status_json(409, "already exists")};
+        }
+        if (method != http::verb::post && it == objects.end()) {
+            return {http::status::not_found, status_json(404, "not found")};
+        }
+        if (method == http::verb::delete_) {
+            json::value old = json::parse(it->second);
+            objects.erase(it);
+            record(collection, "DELETED", old);
+            return {http::status::ok, json::serialize(old)};
+        }
+        if (method == http::verb::put) {
+            const json::value stored = json::parse(it->second);
+            const json::value* sent =
+                object.at("metadata").as_object().if_contains("resourceVersion");
+            if (sent != nullptr && sent->is_string() && !sent->as_string().empty() &&
+                *sent != stored.at("metadata").at("resourceVersion")) {
+                return {http::status::conflict, status_json(409, "the object has been modified")};
+            }
+        }
+        record(collection, method == http::verb::post ? "ADDED" : "MODIFIED", object);
+        objects[key] =
+            json::serialize(json::parse(collections[collection].events.back().text).at("object"));
+        return {method == http::verb::post ? http::status::created : http::status::ok,
+                objects[key]};
+    }
+
     asio::awaitable<void> watch(Stream& stream, const std::string& collection,
                                 const std::map<std::string, std::string>& query) {
         const long long from = std::atoll(
@@ -188,6 +243,14 @@ struct FakeKubeApi::State {
             if (request[http::field::authorization] != "Bearer " + token) {
                 response.result(http::status::unauthorized);
                 response.body() = status_json(401, "Unauthorized");
+            } else if (request.method() != http::verb::get) {
+                {
+                    const std::lock_guard lock(api.mutex_);
+                    ++api.writes_;
+                }
+                const auto [status, body] = write(request.method(), path, request.body());
+                response.result(status);
+                response.body() = body;
             } else if (is_collection && watching) {
                 co_await watch(stream, path, query);
                 co_return;
@@ -352,6 +415,24 @@ int FakeKubeApi::watches(const std::string& collection) const {
     const std::lock_guard lock(mutex_);
     const auto it = watches_.find(collection);
     return it == watches_.end() ? 0 : it->second;
+}
+
+int FakeKubeApi::writes() const {
+    const std::lock_guard lock(mutex_);
+    return writes_;
+}
+
+std::optional<std::string> FakeKubeApi::object(const std::string& collection,
+                                               const std::string& namespace_name,
+                                               const std::string& name) {
+    std::optional<std::string> out;
+    on_io([&] {
+        const auto& objects = state_->collections[collection].objects;
+        if (const auto it = objects.find(namespace_name + "/" + name); it != objects.end()) {
+            out = it->second;
+        }
+    });
+    return out;
 }
 
 int FakeKubeApi::gets() const {

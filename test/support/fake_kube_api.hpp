@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -16,7 +17,8 @@ namespace mdadmit::test {
 // A stand-in for the Kubernetes API server on loopback: TLS with a certificate of its own
 // CA, a bearer token check, keep-alive connections, and collections that answer LIST, WATCH
 // (chunked events from a resourceVersion, bookmarks, 410 for a forgotten one, the server-side
-// timeout) and GET of one object. It can be made slow, and its watches can be dropped.
+// timeout), GET of one object, and writes (POST, PUT with optimistic concurrency, DELETE) of
+// namespaced objects in any group. It can be made slow, and its watches can be dropped.
 class FakeKubeApi {
   public:
     explicit FakeKubeApi(std::string token);
@@ -44,7 +46,11 @@ class FakeKubeApi {
 
     int lists(const std::string& collection) const;
     int watches(const std::string& collection) const;
-    int gets() const;  // GETs of single objects
+    int gets() const;    // GETs of single objects
+    int writes() const;  // POST, PUT and DELETE requests
+    // An object as stored (with its resourceVersion), nothing when there is none.
+    std::optional<std::string> object(const std::string& collection,
+                                      const std::string& namespace_name, const std::string& name);
 
   private:
     struct State;
@@ -61,6 +67,7 @@ class FakeKubeApi {
     std::map<std::string, int> lists_;
     std::map<std::string, int> watches_;
     int gets_ = 0;
+    int writes_ = 0;
     std::unique_ptr<State> state_;
     std::thread thread_;
 };

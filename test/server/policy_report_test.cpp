@@ -1,0 +1,159 @@
+// PolicyReports from the periodic audit (--policy-reports): one per namespace, created,
+// updated and emptied as the stored ModelDeployments change, and written by one replica only,
+// the holder of a Lease, which another takes over when the holder is gone.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "fake_kube_api.hpp"
+#include "server_fixture.hpp"
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+
+const std::string deployments = "/apis/worker.gpustack.ai/v1/modeldeployments";
+const std::string reports = "/apis/wgpolicyk8s.io/v1alpha2/policyreports";
+const std::string leases = "/apis/coordination.k8s.io/v1/leases";
+
+const std::string fixed_typo = R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
+    "metadata": {"name": "typo", "namespace": "team-b", "uid": "u-typo"},
+    "spec": {"model": {"name": "qwen"}, "engine": {"name": "vLLM", "version": "0.11.0"},
+             "router": {"name": "vllm-router", "extraArgs": ["--policy", "round_robin"]},
+             "roles": [{"name": "serve", "replicas": 2}]}})";
+
+class PolicyReportTest : public testing::Test {
+  protected:
+    void SetUp() override {
+        std::ifstream in(std::string(MDADMIT_SOURCE_DIR) +
+                         "/test/data/stored-modeldeployments.json");
+        std::ostringstream text;
+        text << in.rdbuf();
+        const json::value stored = json::parse(text.str());
+        for (const auto& item : stored.at("items").as_array()) {
+            api.put(deployments, json::serialize(item));
+        }
+        write_file(token_file, "token-1\n");
+    }
+    std::unique_ptr<ServerFixture> start(const std::string& identity) {
+        return std::make_unique<ServerFixture>([&](server::Config& c) {
+            c.kube_host = "127.0.0.1";
+            c.kube_port = api.port();
+            c.kube_ca_file = api.ca_file();
+            c.kube_server_name = "localhost";
+            c.kube_token_file = token_file;
+            c.audit_interval = std::chrono::milliseconds(200);
+            c.policy_reports = true;
+            c.leader_identity = identity;
+        });
+    }
+    // The report of a namespace once `ready` holds for it, within a few seconds.
+    json::value report_when(const std::string& namespace_name,
+                            const std::function<bool(const json::value&)>& ready) {
+        json::value last;
+        for (int i = 0; i < 100; ++i) {
+            if (const auto text = api.object(reports, namespace_name, "mdadmit")) {
+                last = json::parse(*text);
+                if (ready(last)) {
+                    return last;
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        ADD_FAILURE() << "report of " << namespace_name
+                      << " never as expected; last: " << json::serialize(last);
+        return last;
+    }
+    static std::function<bool(const json::value&)> summary_is(const char* summary) {
+        return [expected = json::parse(summary)](const json::value& report) {
+            return report.at("summary") == expected;
+        };
+    }
+
+    FakeKubeApi api{"token-1"};
+    std::string token_file =
+        testing::TempDir() + "/mdadmit-reports-token-" + std::to_string(::getpid());
+};
+
+TEST_F(PolicyReportTest, OnePerNamespaceCreatedUpdatedAndEmptied) {
+    auto fixture = start("replica-a");
+    const json::value team_b = report_when(
+        "team-b", summary_is(R"({"pass": 0, "fail": 2, "warn": 1, "error": 0, "skip": 0})"));
+    const json::value& first = team_b.at("results").at(0);
+    EXPECT_EQ(first.at("rule"), "router-policy-value");
+    EXPECT_EQ(first.at("result"), "fail");
+    EXPECT_EQ(first.at("policy"), "mdadmit");
+    EXPECT_EQ(first.at("properties").at("field"), "spec.router.extraArgs[1]");
+    EXPECT_EQ(first.at("resources").at(0),
+              json::parse(R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "ModelDeployment",
+                              "namespace": "team-b", "name": "typo"})"));
+    EXPECT_EQ(team_b.at("results").at(2).at("result"), "warn");
+    const json::value team_a = report_when(
+        "team-a", summary_is(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
+    EXPECT_TRUE(team_a.at("results").as_array().empty());
+
+    // Fixed: updated in place.
+    api.put(deployments, fixed_typo);
+    report_when("team-b",
+                summary_is(R"({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0})"));
+    // Unchanged objects: the report is not rewritten at every audit.
+    const auto version = [&] {
+        return json::parse(*api.object(reports, "team-b", "mdadmit"))
+            .at_pointer("/metadata/resourceVersion");
+    };
+    const json::value before = version();
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    EXPECT_EQ(version(), before);
+    // Every ModelDeployment of the namespace gone: the report is emptied.
+    api.remove(deployments, "team-b", "typo");
+    api.remove(deployments, "team-b", "dp");
+    const json::value emptied = report_when(
+        "team-b", summary_is(R"({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
+    EXPECT_TRUE(emptied.at("results").as_array().empty());
+}
+
+TEST_F(PolicyReportTest, OneReplicaWritesAndAnotherTakesOverWhenItIsGone) {
+    auto first = start("replica-a");
+    report_when("team-b", [](const json::value&) { return true; });
+    auto second = start("replica-b");
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    const auto holder = [&] {
+        const auto lease = api.object(leases, "mdadmit-system", "mdadmit-policy-reports");
+        return lease
+                   ? std::string(json::parse(*lease).at_pointer("/spec/holderIdentity").as_string())
+                   : std::string();
+    };
+    EXPECT_EQ(holder(), "replica-a");
+    // The second replica does not write while the first holds the Lease.
+    api.put(deployments, fixed_typo);
+    report_when("team-b",
+                summary_is(R"({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0})"));
+    EXPECT_EQ(holder(), "replica-a");
+    // The holder stops; after a lease duration the other replica takes over and writes.
+    first.reset();
+    api.remove(deployments, "team-b", "dp");
+    report_when("team-b",
+                summary_is(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
+    EXPECT_EQ(holder(), "replica-b");
+}
+
+TEST(PolicyReportSettings, NeedTheKubernetesApi) {
+    server::Config config;
+    config.cert_file = "unused";
+    config.policy_reports = true;
+    config.cluster_files =
+        std::string(MDADMIT_SOURCE_DIR) + "/test/data/stored-modeldeployments.json";
+    const server::Log log("error", false);
+    const auto webhook = server::Webhook::create(config, log);
+    ASSERT_FALSE(webhook.ok());
+    EXPECT_EQ(webhook.error().message,
+              "--policy-reports=on needs the Kubernetes API (not --cluster-files) and an "
+              "--audit-interval");
+}
+
+}  // namespace
+}  // namespace mdadmit::test
