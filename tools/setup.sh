@@ -17,7 +17,7 @@ if ! command -v kubectl >/dev/null; then
     packages+=(kubernetes-client)
 fi
 if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(wrk nginx-light procps bc)
+    packages+=(wrk nginx-light procps bc golang-go)
 fi
 
 missing=()

@@ -1,0 +1,3 @@
+module mdadmit.bench/go-webhook
+
+go 1.19
