@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A/B load benchmark: this checkout's mdadmit-webhook against another build of it (a
-# baseline), both over TLS keep-alive on loopback, driven by wrk in alternating runs so that
-# the noise of a shared machine falls on both alike. Prints requests/s and p99 latency per
+# baseline), over TLS on loopback, keep-alive at 1, 16 and 256 connections and a new connection
+# per request 16 at a time ("16new"), driven by wrk in alternating runs so that the noise of a
+# shared machine falls on both alike. Prints requests/s and p99 latency per
 # run, the ratio of the means, and each server's peak RSS.
 #   bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]   (default 6 s, 2 rounds)
+# MDADMIT_COMPARE_LOADS picks the loads (default "1 16 256 16new").
 # A baseline binary of an earlier commit:
 #   git worktree add /tmp/baseline <commit> &&
 #   cmake -S /tmp/baseline -B /tmp/baseline-build -DCMAKE_BUILD_TYPE=Release \
@@ -32,8 +34,10 @@ for port in 18443 18445; do
 done
 
 run_wrk() {
-    local port=$1 connections=$2
+    local port=$1 load=$2
+    local connections=${load%new}
     MDADMIT_BODY=bench/data/review-allowed.json MDADMIT_CASE=allowed \
+        MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
         wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
         --latency -s bench/load/post.lua "https://localhost:$port" |
         awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
@@ -43,7 +47,7 @@ run_wrk() {
 printf '%-6s %5s | %10s %8s | %10s %8s\n' round conns "this rps" "p99 ms" "base rps" "p99 ms"
 declare -A current_sum baseline_sum
 for round in $(seq "$rounds"); do
-    for connections in 1 16 256; do
+    for connections in ${MDADMIT_COMPARE_LOADS:-1 16 256 16new}; do
         read -r current_rps current_p99 < <(run_wrk 18443 "$connections")
         read -r baseline_rps baseline_p99 < <(run_wrk 18445 "$connections")
         current_sum[$connections]=$((${current_sum[$connections]:-0} + current_rps))
@@ -52,8 +56,8 @@ for round in $(seq "$rounds"); do
             "$baseline_rps" "$baseline_p99"
     done
 done
-for connections in 1 16 256; do
-    printf 'conns %3s: this / baseline throughput %.2f\n' "$connections" \
+for connections in ${MDADMIT_COMPARE_LOADS:-1 16 256 16new}; do
+    printf 'conns %5s: this / baseline throughput %.2f\n' "$connections" \
         "$(echo "${current_sum[$connections]} / ${baseline_sum[$connections]}" | bc -l)"
 done
 echo "peak RSS: this $(awk '/VmHWM/ {print $2, $3}' "/proc/$current_pid/status"), baseline $(awk '/VmHWM/ {print $2, $3}' "/proc/$baseline_pid/status")"

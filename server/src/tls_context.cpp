@@ -64,6 +64,13 @@ rules::Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsSettings&
     SSL_CTX_set_cipher_list(native, tls12_ciphers);
     SSL_CTX_set_alpn_select_cb(native, select_alpn, nullptr);
     SSL_CTX_set_session_id_context(native, session_id_context, sizeof(session_id_context) - 1);
+    // As nginx's default (ssl_session_cache none): session ids are accepted but no session is
+    // stored. OpenSSL's internal cache would otherwise keep up to 20,000 sessions of any client
+    // doing TLS 1.2 handshakes, state a client can grow. TLS 1.3 resumption still works
+    // through stateless tickets (kube-apiserver does not resume). Handshake throughput is the
+    // same either way (bench/RESULTS.md).
+    SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_AUTO_CLEAR |
+                                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
     const auto load = [&](const std::string& what, const std::string& file,
                           auto&& step) -> std::optional<std::string> {
         try {

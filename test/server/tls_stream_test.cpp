@@ -360,10 +360,19 @@ TEST_F(TlsStreamTest, RenegotiationIsRefused) {
 
 // The Debian OpenSSL this is built against has no zlib, so a handshake cannot show compression
 // refused; the context's options are what keep it (and renegotiation) off on a build that has.
-TEST_F(TlsStreamTest, TheContextRefusesCompressionAndRenegotiation) {
-    const std::uint64_t options = SSL_CTX_get_options(context_->native_handle());
+// No session is stored server-side, so no client's handshakes grow the server's memory.
+TEST_F(TlsStreamTest, TheContextRefusesCompressionAndRenegotiationAndStoresNoSessions) {
+    SSL_CTX* native = context_->native_handle();
+    const std::uint64_t options = SSL_CTX_get_options(native);
     EXPECT_NE(options & SSL_OP_NO_COMPRESSION, 0U);
     EXPECT_NE(options & SSL_OP_NO_RENEGOTIATION, 0U);
+    EXPECT_NE(SSL_CTX_get_session_cache_mode(native) & SSL_SESS_CACHE_NO_INTERNAL_STORE, 0);
+    // A full TLS 1.2 handshake, which would otherwise leave its session in the cache.
+    MemoryClient client;
+    client.at_most_tls12();
+    Connection connection = connect();
+    handshake(connection.client, connection.server, client);
+    EXPECT_EQ(SSL_CTX_sess_number(native), 0);
 }
 
 TEST_F(TlsStreamTest, CloseNotifyBothWays) {
