@@ -15,6 +15,32 @@
 
 namespace mdadmit::bench {
 
+FlagSetter text_flag(std::string& out) {
+    return [&out](const std::string& value) { out = value; };
+}
+
+FlagSetter integer_flag(int& out) {
+    return [&out](const std::string& value) { out = std::stoi(value); };
+}
+
+FlagSetter on_off_flag(bool& out) {
+    return [&out](const std::string& value) { out = value == "on"; };
+}
+
+void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>& setters) {
+    for (int i = 1; i < argc; i += 2) {
+        const std::string name = argv[i];
+        const auto setter = setters.find(name);
+        if (setter == setters.end()) {
+            throw std::runtime_error("unknown option " + name);
+        }
+        if (i + 1 == argc) {
+            throw std::runtime_error(name + ": missing value");
+        }
+        setter->second(argv[i + 1]);
+    }
+}
+
 unsigned short free_port() {
     boost::asio::io_context io;
     boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});

@@ -4,11 +4,22 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mdadmit::bench {
+
+// What a flag does with its value.
+using FlagSetter = std::function<void(const std::string&)>;
+FlagSetter text_flag(std::string& out);
+FlagSetter integer_flag(int& out);
+FlagSetter on_off_flag(bool& out);
+
+// Reads `--name value` pairs into their setters; an unknown name or a missing value throws.
+void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>& setters);
 
 // A loopback port nothing listens on now.
 unsigned short free_port();

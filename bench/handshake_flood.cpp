@@ -56,29 +56,15 @@ struct Options {
 };
 
 Options parse(int argc, char** argv) {
+    namespace bench = mdadmit::bench;
     Options options;
-    for (int i = 1; i < argc; i += 2) {
-        const std::string name = argv[i];
-        if (i + 1 == argc) {
-            throw std::runtime_error(name + ": missing value");
-        }
-        const std::string value = argv[i + 1];
-        if (name == "--webhook") {
-            options.webhook = value;
-        } else if (name == "--sockets") {
-            options.sockets = std::stoi(value);
-        } else if (name == "--seconds") {
-            options.seconds = std::stoi(value);
-        } else if (name == "--max-delay-ms") {
-            options.max_delay_ms = std::stoi(value);
-        } else if (name == "--webhook-threads") {
-            options.webhook_threads = std::stoi(value);
-        } else if (name == "--split-cpus") {
-            options.split_cpus = value == "on";
-        } else {
-            throw std::runtime_error("unknown option " + name);
-        }
-    }
+    bench::parse_flags(argc, argv,
+                       {{"--webhook", bench::text_flag(options.webhook)},
+                        {"--sockets", bench::integer_flag(options.sockets)},
+                        {"--seconds", bench::integer_flag(options.seconds)},
+                        {"--max-delay-ms", bench::integer_flag(options.max_delay_ms)},
+                        {"--webhook-threads", bench::integer_flag(options.webhook_threads)},
+                        {"--split-cpus", bench::on_off_flag(options.split_cpus)}});
     if (options.webhook.empty()) {
         throw std::runtime_error(
             "usage: mdadmit_handshake_flood --webhook PATH [--sockets N] [--seconds N] "

@@ -154,31 +154,16 @@ std::string server_distribution(const std::vector<std::pair<double, double>>& bu
 }
 
 Options parse(int argc, char** argv) {
+    namespace bench = mdadmit::bench;
     Options options;
-    for (int i = 1; i < argc; i += 2) {
-        const std::string name = argv[i];
-        if (i + 1 == argc) {
-            throw std::runtime_error(name + ": missing value");
-        }
-        const std::string value = argv[i + 1];
-        if (name == "--webhook") {
-            options.webhook = value;
-        } else if (name == "--deployments") {
-            options.deployments = std::stoi(value);
-        } else if (name == "--pods") {
-            options.pods = std::stoi(value);
-        } else if (name == "--concurrency") {
-            options.concurrency = std::stoi(value);
-        } else if (name == "--api-delay-ms") {
-            options.api_delay_ms = std::stoi(value);
-        } else if (name == "--webhook-threads") {
-            options.webhook_threads = std::stoi(value);
-        } else if (name == "--split-cpus") {
-            options.split_cpus = value == "on";
-        } else {
-            throw std::runtime_error("unknown option " + name);
-        }
-    }
+    bench::parse_flags(argc, argv,
+                       {{"--webhook", bench::text_flag(options.webhook)},
+                        {"--deployments", bench::integer_flag(options.deployments)},
+                        {"--pods", bench::integer_flag(options.pods)},
+                        {"--concurrency", bench::integer_flag(options.concurrency)},
+                        {"--api-delay-ms", bench::integer_flag(options.api_delay_ms)},
+                        {"--webhook-threads", bench::integer_flag(options.webhook_threads)},
+                        {"--split-cpus", bench::on_off_flag(options.split_cpus)}});
     if (options.webhook.empty()) {
         throw std::runtime_error(
             "usage: mdadmit_pod_storm --webhook PATH [--deployments N] [--pods N] "

@@ -4,11 +4,8 @@
 // oasis-tcs/sarif-spec, Documents/CommitteeSpecifications/2.1.0/, commit 3682e9e).
 #include <gtest/gtest.h>
 
-#include <array>
 #include <boost/json.hpp>
-#include <cstdio>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <valijson/adapters/boost_json_adapter.hpp>
@@ -16,6 +13,8 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
+
+#include "command.hpp"
 
 namespace mdadmit::test {
 namespace {
@@ -33,15 +32,9 @@ json::value read_json(const std::string& path) {
 
 // What `mdadmit ARGUMENTS` writes to stdout, run from the source directory.
 std::string mdadmit_output(const std::string& arguments) {
-    const std::string command =
-        "cd '" + source_dir + "' && '" + std::string(MDADMIT_BINARY) + "' " + arguments;
-    const std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-    std::string out;
-    std::array<char, 4096> chunk{};
-    for (std::size_t n; pipe && (n = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) > 0;) {
-        out.append(chunk.data(), n);
-    }
-    return out;
+    return run_command("cd '" + source_dir + "' && '" + std::string(MDADMIT_BINARY) + "' " +
+                       arguments)
+        .out;
 }
 
 // Every violation of `schema_file` in `document`, one per line; empty when it validates.

@@ -6,7 +6,7 @@
 #include <boost/json.hpp>
 #include <thread>
 
-#include "fake_kube_api.hpp"
+#include "fake_cluster.hpp"
 #include "server_fixture.hpp"
 
 namespace mdadmit::test {
@@ -14,7 +14,7 @@ namespace {
 
 namespace json = boost::json;
 
-const std::string deployments = "/apis/worker.gpustack.ai/v1/modeldeployments";
+const std::string& deployments = deployments_path;
 const std::string instance_types = "/apis/worker.gpustack.ai/v1alpha1/instancetypes";
 
 std::string deployment(const std::string& name) {
@@ -47,13 +47,8 @@ std::string pod_review(const std::string& name) {
 class KubeApiTest : public testing::Test {
   protected:
     std::unique_ptr<ServerFixture> start(const std::function<void(server::Config&)>& more = {}) {
-        write_file(token_file, "token-1\n");
         return std::make_unique<ServerFixture>([&](server::Config& c) {
-            c.kube_host = "127.0.0.1";
-            c.kube_port = api.port();
-            c.kube_ca_file = api.ca_file();
-            c.kube_server_name = "localhost";
-            c.kube_token_file = token_file;
+            cluster.connect(c);
             if (more) {
                 more(c);
             }
@@ -74,9 +69,9 @@ class KubeApiTest : public testing::Test {
         return plain_get(fixture.health_port(), "/readyz").second;
     }
 
-    FakeKubeApi api{"token-1"};
-    std::string token_file =
-        testing::TempDir() + "/mdadmit-kube-token-" + std::to_string(::getpid());
+    FakeCluster cluster;
+    FakeKubeApi& api = cluster.api;
+    const std::string& token_file = cluster.token_file;
 };
 
 TEST_F(KubeApiTest, AWatchedModelDeploymentPatchesPodsWithoutAGet) {

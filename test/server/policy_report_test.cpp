@@ -4,11 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "fake_kube_api.hpp"
+#include "fake_cluster.hpp"
 #include "server_fixture.hpp"
 
 namespace mdadmit::test {
@@ -16,7 +14,6 @@ namespace {
 
 namespace json = boost::json;
 
-const std::string deployments = "/apis/worker.gpustack.ai/v1/modeldeployments";
 const std::string reports = "/apis/wgpolicyk8s.io/v1alpha2/policyreports";
 const std::string leases = "/apis/coordination.k8s.io/v1/leases";
 
@@ -28,24 +25,10 @@ const std::string fixed_typo = R"({"apiVersion": "worker.gpustack.ai/v1", "kind"
 
 class PolicyReportTest : public testing::Test {
   protected:
-    void SetUp() override {
-        std::ifstream in(std::string(MDADMIT_SOURCE_DIR) +
-                         "/test/data/stored-modeldeployments.json");
-        std::ostringstream text;
-        text << in.rdbuf();
-        const json::value stored = json::parse(text.str());
-        for (const auto& item : stored.at("items").as_array()) {
-            api.put(deployments, json::serialize(item));
-        }
-        write_file(token_file, "token-1\n");
-    }
+    void SetUp() override { cluster.store_test_deployments(); }
     std::unique_ptr<ServerFixture> start(const std::string& identity) {
         return std::make_unique<ServerFixture>([&](server::Config& c) {
-            c.kube_host = "127.0.0.1";
-            c.kube_port = api.port();
-            c.kube_ca_file = api.ca_file();
-            c.kube_server_name = "localhost";
-            c.kube_token_file = token_file;
+            cluster.connect(c);
             c.audit_interval = std::chrono::milliseconds(200);
             c.policy_reports = true;
             c.leader_identity = identity;
@@ -74,9 +57,8 @@ class PolicyReportTest : public testing::Test {
         };
     }
 
-    FakeKubeApi api{"token-1"};
-    std::string token_file =
-        testing::TempDir() + "/mdadmit-reports-token-" + std::to_string(::getpid());
+    FakeCluster cluster;
+    FakeKubeApi& api = cluster.api;
 };
 
 TEST_F(PolicyReportTest, OnePerNamespaceCreatedUpdatedAndEmptied) {
@@ -97,7 +79,7 @@ TEST_F(PolicyReportTest, OnePerNamespaceCreatedUpdatedAndEmptied) {
     EXPECT_TRUE(team_a.at("results").as_array().empty());
 
     // Fixed: updated in place.
-    api.put(deployments, fixed_typo);
+    api.put(deployments_path, fixed_typo);
     report_when("team-b",
                 summary_is(R"({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0})"));
     // Unchanged objects: the report is not rewritten at every audit.
@@ -109,8 +91,8 @@ TEST_F(PolicyReportTest, OnePerNamespaceCreatedUpdatedAndEmptied) {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     EXPECT_EQ(version(), before);
     // Every ModelDeployment of the namespace gone: the report is emptied.
-    api.remove(deployments, "team-b", "typo");
-    api.remove(deployments, "team-b", "dp");
+    api.remove(deployments_path, "team-b", "typo");
+    api.remove(deployments_path, "team-b", "dp");
     const json::value emptied = report_when(
         "team-b", summary_is(R"({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
     EXPECT_TRUE(emptied.at("results").as_array().empty());
@@ -129,13 +111,13 @@ TEST_F(PolicyReportTest, OneReplicaWritesAndAnotherTakesOverWhenItIsGone) {
     };
     EXPECT_EQ(holder(), "replica-a");
     // The second replica does not write while the first holds the Lease.
-    api.put(deployments, fixed_typo);
+    api.put(deployments_path, fixed_typo);
     report_when("team-b",
                 summary_is(R"({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0})"));
     EXPECT_EQ(holder(), "replica-a");
     // The holder stops; after a lease duration the other replica takes over and writes.
     first.reset();
-    api.remove(deployments, "team-b", "dp");
+    api.remove(deployments_path, "team-b", "dp");
     report_when("team-b",
                 summary_is(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
     EXPECT_EQ(holder(), "replica-b");
