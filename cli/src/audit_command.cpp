@@ -62,33 +62,48 @@ rules::Result<std::string> output_of(std::vector<std::string> command) {
                             " (--kubectl names another, or give the objects as files)"};
     }
     std::string output;
+    std::string read_error;
     char chunk[65536];
     for (ssize_t n; (n = ::read(pipe_ends[0], chunk, sizeof chunk)) != 0;) {
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n < 0) {
+            read_error = std::strerror(errno);
             break;
         }
         output.append(chunk, static_cast<std::size_t>(n));
     }
     ::close(pipe_ends[0]);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+    }
+    std::string line;
+    for (const auto& argument : command) {
+        line += (line.empty() ? "" : " ") + argument;
+    }
+    if (reaped < 0) {
+        return rules::Error{line + ": " + std::strerror(errno)};
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::string line;
-        for (const auto& argument : command) {
-            line += (line.empty() ? "" : " ") + argument;
-        }
         return rules::Error{line + " failed (exit " +
                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")"};
+    }
+    if (!read_error.empty()) {
+        return rules::Error{"reading the output of " + line + ": " + read_error};
     }
     return output;
 }
 
 rules::Result<std::vector<inputs::Document>> stored_objects(const Options& options) {
     if (!options.inputs.empty()) {
+        if (options.all_namespaces || !options.namespace_name.empty() || !options.context.empty() ||
+            !options.kubeconfig.empty()) {
+            return rules::Error{
+                "-A, -n, --context and --kubeconfig choose what kubectl reads; with files "
+                "given, they would be ignored"};
+        }
         return inputs::read_inputs(options.inputs);
     }
     auto listed = output_of(kubectl_command(options));
@@ -127,7 +142,7 @@ int run_audit(const Options& options) {
     if (judged.empty()) {
         std::cerr << "mdadmit: no ModelDeployment to audit\n";
     }
-    return report(judged, judging.value().engine.data(), options, "mdadmit audit");
+    return report(judged, judging.value().engine, options, "mdadmit audit");
 }
 
 }  // namespace mdadmit::cli

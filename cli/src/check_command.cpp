@@ -70,7 +70,7 @@ int run_check(const Options& options) {
         std::cerr << "mdadmit: no ModelDeployment found in the inputs\n";
         return exit_usage;
     }
-    return report(judged, judging->engine.data(), options, "mdadmit check");
+    return report(judged, judging->engine, options, "mdadmit check");
 }
 
 }  // namespace mdadmit::cli

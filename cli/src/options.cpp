@@ -87,6 +87,9 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
             return std::nullopt;
         };
         if (argument == "-A" || argument == "--all-namespaces") {
+            if (value && *value != "true") {
+                return rules::Error{argument + " takes no value"};
+            }
             options.all_namespaces = true;
             continue;
         }
@@ -149,6 +152,15 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
         } else {
             options.inputs.push_back(arguments[i]);
         }
+    }
+    if (options.output == OutputFormat::sarif && options.command != "check" &&
+        options.command != "audit") {
+        return rules::Error{"--output sarif is a report of check and audit"};
+    }
+    if (options.command != "audit" &&
+        (options.all_namespaces || !options.namespace_name.empty() || !options.context.empty() ||
+         !options.kubeconfig.empty() || options.kubectl != "kubectl")) {
+        return rules::Error{"-A, -n, --context, --kubeconfig and --kubectl are options of audit"};
     }
     return options;
 }

@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <boost/json.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
@@ -112,15 +113,20 @@ void print_junit(const std::vector<Judged>& judged, bool warnings_as_errors,
 // SARIF 2.1.0, what code-scanning tools read: one run, the catalogue as the tool's rules,
 // one result per finding located by file and line (when the object came from a file) and by
 // the object and field.
-void print_sarif(const std::vector<Judged>& judged, const rules::RuleData& data) {
+void print_sarif(const std::vector<Judged>& judged, const rules::Engine& engine) {
+    const rules::RuleData& data = engine.data();
     json::array catalogue;
     for (const auto& rule : data.rules) {
-        catalogue.push_back(json::object{
-            {"id", rule.id},
-            {"shortDescription", json::object{{"text", rule.meaning}}},
-            {"defaultConfiguration",
-             json::object{{"level", rule.severity == rules::Severity::deny ? "error" : "warning"}}},
-            {"properties", json::object{{"section", rule.section}}}});
+        // The level the rule reports at in this run, after --enforce.
+        const rules::Action action = engine.action(rule.id);
+        catalogue.push_back(
+            json::object{{"id", rule.id},
+                         {"shortDescription", json::object{{"text", rule.meaning}}},
+                         {"defaultConfiguration",
+                          json::object{{"level", action == rules::Action::deny   ? "error"
+                                                 : action == rules::Action::warn ? "warning"
+                                                                                 : "none"}}},
+                         {"properties", json::object{{"section", rule.section}}}});
     }
     json::array results;
     for (const auto& item : judged) {
@@ -130,7 +136,9 @@ void print_sarif(const std::vector<Judged>& judged, const rules::RuleData& data)
                 {"logicalLocations",
                  json::array{json::object{{"fullyQualifiedName", item.name + "/" + field},
                                           {"kind", "member"}}}}};
-            if (item.document->source != "-") {
+            // A location in a file only for a file (not standard input, not kubectl's output).
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(item.document->source, ec)) {
                 json::object physical{
                     {"artifactLocation", json::object{{"uri", item.document->source}}}};
                 if (item.document->line > 0) {
@@ -166,7 +174,7 @@ void print_sarif(const std::vector<Judged>& judged, const rules::RuleData& data)
 
 }  // namespace
 
-int report(const std::vector<Judged>& judged, const rules::RuleData& data, const Options& options,
+int report(const std::vector<Judged>& judged, const rules::Engine& engine, const Options& options,
            const std::string& tool) {
     switch (options.output) {
         case OutputFormat::text:
@@ -179,7 +187,7 @@ int report(const std::vector<Judged>& judged, const rules::RuleData& data, const
             print_junit(judged, options.warnings_as_errors, tool);
             break;
         case OutputFormat::sarif:
-            print_sarif(judged, data);
+            print_sarif(judged, engine);
             break;
     }
     for (const auto& item : judged) {

@@ -23,7 +23,7 @@ std::string object_name(const boost::json::value& document);
 // Writes the report in the format `options` asks for to stdout; `tool` names the command in
 // JUnit's suite. The exit status: exit_denied when any object is refused (or warned, with
 // --warnings-as-errors), else exit_admitted.
-int report(const std::vector<Judged>& judged, const rules::RuleData& data, const Options& options,
+int report(const std::vector<Judged>& judged, const rules::Engine& engine, const Options& options,
            const std::string& tool);
 
 }  // namespace mdadmit::cli

@@ -242,6 +242,20 @@ const std::vector<Setting>& settings() {
           [](const Config& c) {
               return c.audit_interval ? show_duration(*c.audit_interval) : std::string("off");
           }}},
+        {"encode-platform-unknown",
+         "warn|deny",
+         "kept for older configurations: the same as --enforce encode-platform-unknown=ACTION",
+         {[](Config& c, const std::string& v) -> std::optional<std::string> {
+              if (v != "warn" && v != "deny") {
+                  return "expected warn or deny, got \"" + v + "\"";
+              }
+              c.enforcement.entries.emplace_back(
+                  "encode-platform-unknown",
+                  v == "deny" ? rules::Action::deny : rules::Action::warn);
+              return std::nullopt;
+          },
+          [](const Config&) { return std::string(); }},
+         "see --enforce"},
         {"policy-reports", "off|on",
          "write each audit as wgpolicyk8s.io PolicyReports, one per namespace (one replica "
          "writes, by a Lease)",
@@ -250,6 +264,21 @@ const std::vector<Setting>& settings() {
          text(&Config::lease_namespace)},
         {"leader-identity", "NAME", "this replica's name in that Lease",
          text(&Config::leader_identity), "the host name"},
+        {"lease-duration",
+         "DURATION",
+         "how long the Lease lasts unrenewed; another replica takes over after it",
+         {[](Config& c, const std::string& v) -> std::optional<std::string> {
+              const auto parsed = parse_go_duration(v);
+              if (!parsed || *parsed < std::chrono::seconds(1)) {
+                  return "expected a duration of at least 1s, got \"" + v + "\"";
+              }
+              c.lease_duration = *parsed;
+              return std::nullopt;
+          },
+          [](const Config& c) {
+              return c.lease_duration ? show_duration(*c.lease_duration) : std::string();
+          }},
+         "3 audit intervals"},
         {"mutation-failure-mode", "allow|deny",
          "a Pod whose ModelDeployment cannot be read: admitted unchanged with a warning (allow) "
          "or denied",
@@ -266,7 +295,7 @@ const std::vector<Setting>& settings() {
         {"enforce",
          "RULE=ACTION,...",
          "staged enforcement: deny, warn or off per rule, or *=ACTION for all (a rule's own "
-         "entry wins); repeatable",
+         "entry wins); repeatable, and flags replace the config file's entries",
          {[](Config& c, const std::string& v) -> std::optional<std::string> {
               auto parsed = rules::parse_enforcement(v, std::move(c.enforcement));
               if (!parsed) {
@@ -381,7 +410,14 @@ rules::Result<Config> parse_config(const std::vector<std::string>& arguments, He
             return rules::Error{*problem};
         }
     }
+    // Flags win: --enforce on the command line replaces the file's entries rather than
+    // adding to them (it is the one setting that accumulates).
+    bool enforce_flag_seen = false;
     for (const auto& [name, value] : flags) {
+        if ((name == "enforce" || name == "encode-platform-unknown") && !enforce_flag_seen) {
+            config.enforcement = {};
+            enforce_flag_seen = true;
+        }
         if (auto problem = apply(config, name, value)) {
             return rules::Error{*problem};
         }

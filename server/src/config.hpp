@@ -61,6 +61,8 @@ struct Config {
     bool policy_reports = false;
     std::string lease_namespace = "mdadmit-system";
     std::string leader_identity;  // empty: the host name (a Pod's name)
+    // How long the writer's Lease lasts unrenewed: another replica takes over after it.
+    std::optional<std::chrono::milliseconds> lease_duration;  // unset: 3 audit intervals
     bool deny_unreadable_mutations = false;
     std::string router_container;  // empty: the router Pod's first container
     std::string engine_container = "engine";

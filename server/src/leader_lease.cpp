@@ -34,8 +34,19 @@ std::string LeaderLease::path() const {
     return "/apis/coordination.k8s.io/v1/namespaces/" + namespace_name_ + "/leases/" + name_;
 }
 
+bool LeaderLease::held() const {
+    return held_ && std::chrono::steady_clock::now() - held_since_ < duration_;
+}
+
 boost::asio::awaitable<bool> LeaderLease::try_hold(KubeConnection& connection,
                                                    std::chrono::steady_clock::time_point deadline) {
+    held_ = co_await hold(connection, deadline);
+    co_return held_;
+}
+
+boost::asio::awaitable<bool> LeaderLease::hold(KubeConnection& connection,
+                                               std::chrono::steady_clock::time_point deadline) {
+    const auto started = std::chrono::steady_clock::now();
     const std::string now = micro_time_now();
     const KubeResponse current = co_await connection.get(path(), deadline);
     if (current.status == 404) {
@@ -52,6 +63,7 @@ boost::asio::awaitable<bool> LeaderLease::try_hold(KubeConnection& connection,
             KubeMethod::post,
             "/apis/coordination.k8s.io/v1/namespaces/" + namespace_name_ + "/leases",
             json::serialize(lease), deadline);
+        held_since_ = started;
         co_return created.status == 201 || created.status == 200;
     }
     if (current.status != 200) {
@@ -76,7 +88,12 @@ boost::asio::awaitable<bool> LeaderLease::try_hold(KubeConnection& connection,
         observed_at_ = seen;
     }
     const bool ours = holder == identity_;
-    if (!ours && !holder.empty() && seen - observed_at_ < duration_) {
+    // Another holder's lease runs for the duration it wrote, as client-go reads it.
+    const json::value* written_duration = spec.if_contains("leaseDurationSeconds");
+    const auto holder_duration = written_duration != nullptr && written_duration->is_int64()
+                                     ? std::chrono::seconds(written_duration->as_int64())
+                                     : duration_;
+    if (!ours && !holder.empty() && seen - observed_at_ < holder_duration) {
         co_return false;
     }
     if (!ours) {
@@ -93,6 +110,7 @@ boost::asio::awaitable<bool> LeaderLease::try_hold(KubeConnection& connection,
         co_await connection.request(KubeMethod::put, path(), json::serialize(lease), deadline);
     if (written.status == 200) {
         observed_record_.clear();
+        held_since_ = started;
         co_return true;
     }
     co_return false;

@@ -23,8 +23,12 @@ class LeaderLease {
     boost::asio::awaitable<bool> try_hold(KubeConnection& connection,
                                           std::chrono::steady_clock::time_point deadline);
     const std::string& identity() const { return identity_; }
+    // Whether the last successful try_hold is still within the lease's duration.
+    bool held() const;
 
   private:
+    boost::asio::awaitable<bool> hold(KubeConnection& connection,
+                                      std::chrono::steady_clock::time_point deadline);
     std::string path() const;
 
     std::string namespace_name_;
@@ -34,6 +38,8 @@ class LeaderLease {
     // The holder and renew time last read, and when this replica first saw them.
     std::string observed_record_;
     std::chrono::steady_clock::time_point observed_at_{};
+    std::chrono::steady_clock::time_point held_since_{};  // when the lease was last written
+    bool held_ = false;
 };
 
 // Now, as a Kubernetes MicroTime: 2026-12-03T10:49:02.123456Z.

@@ -26,16 +26,22 @@ class PolicyReporter {
     boost::asio::awaitable<void> publish(const std::vector<admission::AuditedObject>& objects);
 
   private:
-    boost::asio::awaitable<bool> write(const std::string& namespace_name,
-                                       const boost::json::object& report,
-                                       std::chrono::steady_clock::time_point deadline);
+    enum class Written { written, unneeded, failed };
+
+    // The reports this webhook wrote (its label), from any replica or an earlier run.
+    boost::asio::awaitable<bool> adopt_existing_reports();
+    // Creates or replaces a namespace's report; with no objects left there and no report,
+    // nothing is needed.
+    boost::asio::awaitable<Written> write(const std::string& namespace_name,
+                                          const boost::json::object& report, bool has_objects);
 
     KubeConnection connection_;
     const rules::RuleData& data_;
     LeaderLease lease_;
     const Log& log_;
     bool leading_ = false;
-    // namespace -> the report content last written (timestamps zeroed)
+    // namespace -> the report content last written (timestamps zeroed); "" for a report
+    // found in the cluster, to be compared afresh
     std::map<std::string, std::string> written_;
 };
 

@@ -120,10 +120,12 @@ Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
                                              *setup_.instance_types, readiness_, metrics_, log_,
                                              *config_.audit_interval);
         if (config_.policy_reports) {
-            // The Lease outlives a few audits, so the writer stays the same while it runs.
+            // By default the Lease outlives a few audits, so the writer stays the same while
+            // it runs.
             const auto duration =
                 std::max(std::chrono::seconds(1),
-                         std::chrono::ceil<std::chrono::seconds>(3 * *config_.audit_interval));
+                         std::chrono::ceil<std::chrono::seconds>(
+                             config_.lease_duration.value_or(3 * *config_.audit_interval)));
             auditor_->report_to(std::make_unique<PolicyReporter>(
                 server_->control_executor(), setup_.api, setup_.engine->data(),
                 LeaderLease(config_.lease_namespace, "mdadmit-policy-reports",

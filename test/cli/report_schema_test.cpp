@@ -109,6 +109,20 @@ TEST(Reports, SarifValidatesAgainstTheOasisSchema) {
     EXPECT_EQ(report.at("runs").at(0).at("tool").at("driver").at("rules").at(rule_index).at("id"),
               "router-policy-value");
     EXPECT_EQ(results[2].at("level"), "warning");
+
+    // Objects read through kubectl are located by name only: there is no file to point at.
+    const json::value from_cluster = json::parse(mdadmit_output(
+        "audit --output sarif --kubectl test/data/fake-kubectl -A --context staging"));
+    const json::value& location =
+        from_cluster.at("runs").at(0).at("results").at(0).at("locations").at(0);
+    EXPECT_FALSE(location.as_object().contains("physicalLocation"));
+    EXPECT_EQ(location.at("logicalLocations").at(0).at("fullyQualifiedName"),
+              "team-b/typo/spec.router.extraArgs[1]");
+    // Under *=warn every rule's default level is a warning.
+    const json::value staged =
+        json::parse(mdadmit_output("audit --enforce '*=warn' --output sarif " + stored));
+    EXPECT_EQ(staged.at_pointer("/runs/0/tool/driver/rules/2/defaultConfiguration/level"),
+              "warning");
 }
 
 }  // namespace

@@ -206,7 +206,7 @@ TEST_F(Manifests, ThePolicyReportsOverlayGrantsTheWritesAndSwitchesThemOn) {
     EXPECT_EQ(strings(at(reports, "/rules/0/apiGroups")),
               std::vector<std::string>{"wgpolicyk8s.io"});
     EXPECT_EQ(strings(at(reports, "/rules/0/verbs")),
-              (std::vector<std::string>{"get", "create", "update"}));
+              (std::vector<std::string>{"get", "list", "create", "update"}));
     // The Lease lives in the webhook's namespace, the server's --lease-namespace default.
     const json::value& lease = overlay.get("Role", "mdadmit-leader-election");
     EXPECT_EQ(at(lease, "/metadata/namespace"), "mdadmit-system");

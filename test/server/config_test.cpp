@@ -51,6 +51,26 @@ TEST(Config, BadValuesAreRefusedNamingTheSetting) {
     }
 }
 
+TEST(Config, EnforceEntriesAccumulateAndFlagsReplaceTheFilesOnes) {
+    const std::string path = testing::TempDir() + "/mdadmit-enforce.conf";
+    std::ofstream(path) << "cert-file = c\nkey-file = k\nenforce = parallelism=deny\n"
+                           "encode-platform-unknown = deny\n";
+    const auto from_file = parse({"--config", path});
+    ASSERT_TRUE(from_file.ok()) << from_file.error().message;
+    EXPECT_EQ(rules::to_string(from_file.value().enforcement),
+              "parallelism=deny,encode-platform-unknown=deny");
+    const auto with_flags =
+        parse({"--config", path, "--enforce", "*=warn", "--enforce=port-uniformity=off,x=deny"});
+    ASSERT_TRUE(with_flags.ok()) << with_flags.error().message;
+    EXPECT_EQ(rules::to_string(with_flags.value().enforcement),
+              "*=warn,port-uniformity=off,x=deny");
+    const auto refused = parse({"--config", path, "--enforce", "parallelism=block"});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(
+        refused.error().message,
+        "--enforce: expected RULE=deny|warn|off or *=deny|warn|off, got \"parallelism=block\"");
+}
+
 TEST(Config, AFileGivesSettingsAndFlagsWin) {
     const std::string path = testing::TempDir() + "/mdadmit.conf";
     std::ofstream(path)

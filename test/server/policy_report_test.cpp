@@ -32,13 +32,21 @@ class PolicyReportTest : public testing::Test {
             c.audit_interval = std::chrono::milliseconds(200);
             c.policy_reports = true;
             c.leader_identity = identity;
+            // Long enough that a loaded machine's pauses do not hand the Lease over.
+            c.lease_duration = std::chrono::seconds(3);
         });
     }
-    // The report of a namespace once `ready` holds for it, within a few seconds.
+    json::value lease() {
+        const auto text = api.object(leases, "mdadmit-system", "mdadmit-policy-reports");
+        return text ? json::parse(*text) : json::value();
+    }
+    // The report of a namespace once `ready` holds for it, within `timeout`.
     json::value report_when(const std::string& namespace_name,
-                            const std::function<bool(const json::value&)>& ready) {
+                            const std::function<bool(const json::value&)>& ready,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
         json::value last;
-        for (int i = 0; i < 100; ++i) {
+        for (auto until = std::chrono::steady_clock::now() + timeout;
+             std::chrono::steady_clock::now() < until;) {
             if (const auto text = api.object(reports, namespace_name, "mdadmit")) {
                 last = json::parse(*text);
                 if (ready(last)) {
@@ -102,25 +110,35 @@ TEST_F(PolicyReportTest, OneReplicaWritesAndAnotherTakesOverWhenItIsGone) {
     auto first = start("replica-a");
     report_when("team-b", [](const json::value&) { return true; });
     auto second = start("replica-b");
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
-    const auto holder = [&] {
-        const auto lease = api.object(leases, "mdadmit-system", "mdadmit-policy-reports");
-        return lease
-                   ? std::string(json::parse(*lease).at_pointer("/spec/holderIdentity").as_string())
-                   : std::string();
-    };
-    EXPECT_EQ(holder(), "replica-a");
-    // The second replica does not write while the first holds the Lease.
+    // The second replica audits too, but while the first renews the Lease it never takes it
+    // (so it never writes): the Lease keeps its holder and has no transition.
     api.put(deployments_path, fixed_typo);
     report_when("team-b",
                 summary_is(R"({"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0})"));
-    EXPECT_EQ(holder(), "replica-a");
-    // The holder stops; after a lease duration the other replica takes over and writes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(lease().at_pointer("/spec/holderIdentity"), "replica-a");
+    EXPECT_EQ(lease().at_pointer("/spec/leaseTransitions"), 0);
+    // The holder stops; once its Lease has lapsed the other replica takes over and writes.
     first.reset();
     api.remove(deployments_path, "team-b", "dp");
-    report_when("team-b",
-                summary_is(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
-    EXPECT_EQ(holder(), "replica-b");
+    report_when("team-b", summary_is(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"),
+                std::chrono::seconds(15));
+    EXPECT_EQ(lease().at_pointer("/spec/holderIdentity"), "replica-b");
+    EXPECT_EQ(lease().at_pointer("/spec/leaseTransitions"), 1);
+}
+
+// Reports left from an earlier run, or by a replica gone since, are adopted: one whose
+// namespace has no ModelDeployment left is emptied.
+TEST_F(PolicyReportTest, AReportLeftFromAnEarlierRunIsEmptied) {
+    api.put(reports, R"({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+        "metadata": {"name": "mdadmit", "namespace": "team-gone",
+                     "labels": {"app.kubernetes.io/managed-by": "mdadmit"}},
+        "summary": {"pass": 0, "fail": 1, "warn": 0, "error": 0, "skip": 0},
+        "results": [{"policy": "mdadmit", "rule": "parallelism", "result": "fail"}]})");
+    auto fixture = start("replica-a");
+    const json::value emptied = report_when(
+        "team-gone", summary_is(R"({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
+    EXPECT_TRUE(emptied.at("results").as_array().empty());
 }
 
 TEST(PolicyReportSettings, NeedTheKubernetesApi) {

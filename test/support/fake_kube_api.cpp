@@ -107,8 +107,20 @@ struct FakeKubeApi::State {
         if (method != http::verb::delete_ && (ec || !object.is_object())) {
             return {http::status::bad_request, status_json(400, "not a JSON object")};
         }
+        const json::value* metadata =
+            object.is_object() ? object.as_object().if_contains("metadata") : nullptr;
+        const json::value* given_name = metadata != nullptr && metadata->is_object()
+                                            ? metadata->as_object().if_contains("name")
+                                            : nullptr;
+        if (method != http::verb::delete_ &&
+            (given_name == nullptr || !given_name->is_string() || given_name->as_string().empty() ||
+             (method == http::verb::put && parts.size() > 2 &&
+              given_name->as_string() != parts[2]))) {
+            return {http::status::unprocessable_entity,
+                    status_json(422, "metadata.name: missing, or not the name in the path")};
+        }
         const std::string name = method == http::verb::post
-                                     ? std::string(object.at("metadata").at("name").as_string())
+                                     ? std::string(given_name->as_string())
                                      : (parts.size() > 2 ? parts[2] : std::string());
         const std::string key = parts[0] + "/" + name;
         const auto it = objects.find(key);
@@ -126,10 +138,13 @@ struct FakeKubeApi::State {
         }
         if (method == http::verb::put) {
             const json::value stored = json::parse(it->second);
-            const json::value* sent =
-                object.at("metadata").as_object().if_contains("resourceVersion");
-            if (sent != nullptr && sent->is_string() && !sent->as_string().empty() &&
-                *sent != stored.at("metadata").at("resourceVersion")) {
+            const json::value* sent = metadata->as_object().if_contains("resourceVersion");
+            // As for custom resources: an update names the version it replaces.
+            if (sent == nullptr || !sent->is_string() || sent->as_string().empty()) {
+                return {http::status::unprocessable_entity,
+                        status_json(422, "metadata.resourceVersion: must be specified")};
+            }
+            if (*sent != stored.at("metadata").at("resourceVersion")) {
                 return {http::status::conflict, status_json(409, "the object has been modified")};
             }
         }
@@ -221,14 +236,18 @@ struct FakeKubeApi::State {
                              ? std::string_view()
                              : std::string_view(target).substr(target.find('?') + 1));
             const bool watching = query.count("watch") != 0 && query.at("watch") == "1";
-            // Every resource of the group is served, an empty one as an empty list.
-            const bool is_collection = path.rfind(std::string(group), 0) == 0 &&
-                                       path.find("/namespaces/") == std::string::npos;
+            // Every resource of every group is served cluster-wide, an empty one as an empty
+            // list (label selectors are not applied).
+            const bool reading = request.method() == http::verb::get;
+            const bool is_collection =
+                path.rfind("/apis/", 0) == 0 && path.find("/namespaces/") == std::string::npos;
             std::string token;
             {
                 const std::lock_guard lock(api.mutex_);
                 token = api.token_;
-                if (is_collection) {
+                if (!reading) {
+                    ++api.writes_;
+                } else if (is_collection) {
                     ++(watching ? api.watches_ : api.lists_)[path];
                 } else if (path.rfind(std::string(group), 0) == 0) {
                     ++api.gets_;
@@ -243,11 +262,7 @@ struct FakeKubeApi::State {
             if (request[http::field::authorization] != "Bearer " + token) {
                 response.result(http::status::unauthorized);
                 response.body() = status_json(401, "Unauthorized");
-            } else if (request.method() != http::verb::get) {
-                {
-                    const std::lock_guard lock(api.mutex_);
-                    ++api.writes_;
-                }
+            } else if (!reading) {
                 const auto [status, body] = write(request.method(), path, request.body());
                 response.result(status);
                 response.body() = body;
