@@ -1,15 +1,40 @@
 // Micro benchmarks of the admission hot path's pure part: parsing a ~4.7 KB AdmissionReview,
-// the structural check, and the whole rule engine. nlohmann_json is the reference the
-// choice of Boost.JSON is measured against.
+// the structural check, the whole rule engine, and a review's whole answer (admission: bytes
+// in, bytes out) for three shapes of review, with the heap allocations each one makes.
+// nlohmann_json is the reference the choice of Boost.JSON is measured against.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "mdadmit/admission/admission.hpp"
 #include "mdadmit/rules/engine.hpp"
 #include "mdadmit/rules/json_input.hpp"
+
+// Every heap allocation of the process is counted, so that a benchmark can report how many
+// one review makes (the target: none once warmed up).
+namespace {
+std::atomic<long long> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* memory = std::malloc(size == 0 ? 1 : size)) {
+        return memory;
+    }
+    throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept {
+    std::free(memory);
+}
+void operator delete(void* memory, std::size_t) noexcept {
+    std::free(memory);
+}
 
 namespace {
 
@@ -78,6 +103,85 @@ void parse_and_evaluate(benchmark::State& state) {
     }
 }
 BENCHMARK(parse_and_evaluate);
+
+// A review of `object` for /validate.
+std::string review_of(boost::json::value object) {
+    return boost::json::serialize(boost::json::object{
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"request",
+         {{"uid", "bench"},
+          {"kind",
+           {{"group", "worker.gpustack.ai"}, {"version", "v1"}, {"kind", "ModelDeployment"}}},
+          {"operation", "CREATE"},
+          {"namespace", "bench"},
+          {"object", std::move(object)}}}});
+}
+
+// Ten roles of 100 flags each (`--flag-N value`): the engine's argument scans at scale.
+const std::string& ten_roles_review() {
+    static const std::string text = [] {
+        boost::json::array roles;
+        for (int r = 0; r < 10; ++r) {
+            boost::json::array args;
+            for (int f = 0; f < 100; ++f) {
+                args.push_back(boost::json::string("--flag-" + std::to_string(f)));
+                args.push_back(boost::json::string(std::to_string(f)));
+            }
+            roles.push_back(boost::json::object{{"name", "role-" + std::to_string(r)},
+                                                {"replicas", 1},
+                                                {"extraArgs", std::move(args)}});
+        }
+        return review_of(
+            boost::json::object{{"apiVersion", "worker.gpustack.ai/v1"},
+                                {"kind", "ModelDeployment"},
+                                {"metadata", {{"name", "wide"}, {"namespace", "bench"}}},
+                                {"spec",
+                                 {{"model", {{"name", "m"}}},
+                                  {"engine", {{"name", "vLLM"}, {"version", "0.11.0"}}},
+                                  {"router", {{"name", "vllm-router"}}},
+                                  {"roles", std::move(roles)}}}});
+    }();
+    return text;
+}
+
+// The typical review's object with a 3 MiB annotation, the size of the largest objects
+// etcd keeps: the cost that grows with the body.
+const std::string& three_mib_review() {
+    static const std::string text = [] {
+        boost::json::value object = review_object();
+        object.as_object()["metadata"].as_object()["annotations"] =
+            boost::json::object{{"bench/padding", std::string(3 * 1024 * 1024, 'x')}};
+        return review_of(std::move(object));
+    }();
+    return text;
+}
+
+// One review's whole answer, as the server's request threads compute it: parse, judge,
+// write the AdmissionReview response. Reports allocations per review after warm-up.
+void admit(benchmark::State& state, const std::string& (*review)()) {
+    static const auto engine = rules::Engine::with_embedded_data(
+        {rules::StructureCheck::decoder_only, rules::Enforcement{}});
+    static const admission::Admission admission(engine);
+    const std::string& body = review();
+    const auto deadline = admission::Clock::now() + std::chrono::hours(1);
+    for (int warm = 0; warm < 3; ++warm) {
+        benchmark::DoNotOptimize(
+            admission.admit(admission::AdmissionPath::validate, body, nullptr, deadline));
+    }
+    const long long before = allocations.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(
+            admission.admit(admission::AdmissionPath::validate, body, nullptr, deadline));
+    }
+    state.counters["allocs/review"] =
+        static_cast<double>(allocations.load(std::memory_order_relaxed) - before) /
+        static_cast<double>(state.iterations());
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(body.size()));
+}
+BENCHMARK_CAPTURE(admit, typical_4_7_kb, &review_text);
+BENCHMARK_CAPTURE(admit, ten_roles_100_flags, &ten_roles_review);
+BENCHMARK_CAPTURE(admit, three_mib_object, &three_mib_review);
 
 }  // namespace
 
