@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "https_client.hpp"
+#include "test_certificates.hpp"
 
 namespace mdadmit::bench {
 
@@ -70,6 +72,39 @@ double percentile(std::vector<double> values, double p) {
     std::sort(values.begin(), values.end());
     const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
     return values[std::min(at, values.size() - 1)];
+}
+
+Workspace::Workspace(const std::string& name)
+    : directory_(std::filesystem::temp_directory_path() /
+                 ("mdadmit-" + name + "-" + std::to_string(::getpid()))),
+      port_(free_port()),
+      health_port_(free_port()) {
+    std::filesystem::create_directories(directory_);
+    test::TestCa ca(name + " CA");
+    const auto serving = ca.issue("localhost");
+    test::write_file(directory_ / "ca.crt", ca.pem().certificate);
+    test::write_file(directory_ / "tls.crt", serving.certificate);
+    test::write_file(directory_ / "tls.key", serving.key);
+}
+
+Workspace::~Workspace() {
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+}
+
+std::vector<std::string> Workspace::webhook_command(const std::string& binary,
+                                                    const std::vector<std::string>& more) const {
+    std::vector<std::string> command{binary,
+                                     "--cert-file",
+                                     directory_ / "tls.crt",
+                                     "--key-file",
+                                     directory_ / "tls.key",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(port_),
+                                     "--health-listen",
+                                     "127.0.0.1:" + std::to_string(health_port_)};
+    command.insert(command.end(), more.begin(), more.end());
+    return command;
 }
 
 ChildProcess::ChildProcess(std::vector<std::string> command, std::optional<int> cpu) {

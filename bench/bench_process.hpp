@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -30,6 +31,29 @@ std::optional<int> keep_one_cpu_apart();
 
 // The p-th quantile (0..1) of `values`; 0 when there are none.
 double percentile(std::vector<double> values, double p);
+
+// A scratch directory holding a CA (ca.crt) and a serving certificate for localhost
+// (tls.crt, tls.key), removed with the object; and the loopback ports of one webhook.
+class Workspace {
+  public:
+    explicit Workspace(const std::string& name);
+    Workspace(const Workspace&) = delete;
+    Workspace& operator=(const Workspace&) = delete;
+    ~Workspace();
+
+    const std::filesystem::path& directory() const { return directory_; }
+    std::string ca_file() const { return directory_ / "ca.crt"; }
+    unsigned short port() const { return port_; }
+    unsigned short health_port() const { return health_port_; }
+    // The webhook's command line on these ports with this certificate, then `more`.
+    std::vector<std::string> webhook_command(const std::string& binary,
+                                             const std::vector<std::string>& more) const;
+
+  private:
+    std::filesystem::path directory_;
+    unsigned short port_;
+    unsigned short health_port_;
+};
 
 // A child process (the webhook), started from `command`, pinned to `cpu` when given with
 // taskset; killed and reaped however the benchmark ends.

@@ -29,7 +29,6 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,7 +37,6 @@
 
 #include "bench_process.hpp"
 #include "https_client.hpp"
-#include "test_certificates.hpp"
 
 namespace {
 
@@ -207,25 +205,15 @@ std::string admitted_review() {
 }
 
 int run(const Options& options) {
-    namespace fs = std::filesystem;
-    const fs::path directory =
-        fs::temp_directory_path() / ("mdadmit-handshake-flood-" + std::to_string(::getpid()));
-    fs::create_directories(directory);
-    mdadmit::test::TestCa ca("handshake flood CA");
-    const auto serving = ca.issue("localhost");
-    mdadmit::test::write_file(directory / "ca.crt", ca.pem().certificate);
-    mdadmit::test::write_file(directory / "tls.crt", serving.certificate);
-    mdadmit::test::write_file(directory / "tls.key", serving.key);
-
+    const mdadmit::bench::Workspace workspace("handshake-flood");
     const std::optional<int> webhook_cpu =
         options.split_cpus ? mdadmit::bench::keep_one_cpu_apart() : std::nullopt;
-    const unsigned short port = mdadmit::bench::free_port();
-    const unsigned short health = mdadmit::bench::free_port();
+    const unsigned short port = workspace.port();
+    const unsigned short health = workspace.health_port();
     const mdadmit::bench::ChildProcess webhook(
-        {options.webhook, "--cert-file", directory / "tls.crt", "--key-file", directory / "tls.key",
-         "--listen", "127.0.0.1:" + std::to_string(port), "--health-listen",
-         "127.0.0.1:" + std::to_string(health), "--threads",
-         std::to_string(options.webhook_threads), "--log-level", "error"},
+        workspace.webhook_command(
+            options.webhook,
+            {"--threads", std::to_string(options.webhook_threads), "--log-level", "error"}),
         webhook_cpu);
     const bool ready =
         mdadmit::bench::wait_until_ready(health, std::chrono::seconds(30)).has_value();
@@ -235,7 +223,7 @@ int run(const Options& options) {
     }
 
     mdadmit::test::ClientOptions client_options;
-    client_options.ca_file = directory / "ca.crt";
+    client_options.ca_file = workspace.ca_file();
     mdadmit::test::HttpsClient open(port, client_options);
     if (!open.connect()) {
         throw std::runtime_error("the normal client cannot connect: " + open.last_error());
@@ -263,9 +251,6 @@ int run(const Options& options) {
         std::chrono::duration<double>(Clock::now() - flood_started).count();
     flooder.join();
     const std::string metrics = mdadmit::test::plain_get(health, "/metrics").second;
-
-    std::error_code ignored;
-    fs::remove_all(directory, ignored);
 
     std::printf("webhook: %s (%d thread%s, CPU %s)\n", options.webhook.c_str(),
                 options.webhook_threads, options.webhook_threads == 1 ? "" : "s",

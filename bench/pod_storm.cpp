@@ -285,17 +285,9 @@ Result storm(const Options& options, unsigned short port, const std::string& ca_
 }
 
 int run(const Options& options) {
-    namespace fs = std::filesystem;
-    const fs::path directory =
-        fs::temp_directory_path() / ("mdadmit-pod-storm-" + std::to_string(::getpid()));
-    fs::create_directories(directory);
+    const mdadmit::bench::Workspace workspace("pod-storm");
     const std::string token = "storm-token";
-    mdadmit::test::write_file(directory / "token", token + "\n");
-    mdadmit::test::TestCa ca("pod storm CA");
-    const auto serving = ca.issue("localhost");
-    mdadmit::test::write_file(directory / "ca.crt", ca.pem().certificate);
-    mdadmit::test::write_file(directory / "tls.crt", serving.certificate);
-    mdadmit::test::write_file(directory / "tls.key", serving.key);
+    mdadmit::test::write_file(workspace.directory() / "token", token + "\n");
 
     const std::optional<int> webhook_cpu =
         options.split_cpus ? mdadmit::bench::keep_one_cpu_apart() : std::nullopt;
@@ -305,39 +297,21 @@ int run(const Options& options) {
     }
     api.set_delay(std::chrono::milliseconds(options.api_delay_ms));
 
-    const unsigned short port = mdadmit::bench::free_port();
-    const unsigned short health = mdadmit::bench::free_port();
-    const mdadmit::bench::ChildProcess webhook({options.webhook,
-                                                "--cert-file",
-                                                directory / "tls.crt",
-                                                "--key-file",
-                                                directory / "tls.key",
-                                                "--listen",
-                                                "127.0.0.1:" + std::to_string(port),
-                                                "--health-listen",
-                                                "127.0.0.1:" + std::to_string(health),
-                                                "--threads",
-                                                std::to_string(options.webhook_threads),
-                                                "--kube-api-server",
-                                                "127.0.0.1:" + std::to_string(api.port()),
-                                                "--kube-ca-file",
-                                                api.ca_file(),
-                                                "--kube-server-name",
-                                                "localhost",
-                                                "--kube-token-file",
-                                                directory / "token",
-                                                "--log-level",
-                                                "error"},
-                                               webhook_cpu);
+    const mdadmit::bench::ChildProcess webhook(
+        workspace.webhook_command(
+            options.webhook,
+            {"--threads", std::to_string(options.webhook_threads), "--kube-api-server",
+             "127.0.0.1:" + std::to_string(api.port()), "--kube-ca-file", api.ca_file(),
+             "--kube-server-name", "localhost", "--kube-token-file",
+             workspace.directory() / "token", "--log-level", "error"}),
+        webhook_cpu);
+    const unsigned short health = workspace.health_port();
     const auto ready_after = mdadmit::bench::wait_until_ready(health, std::chrono::seconds(30));
     const bool ready = ready_after.has_value();
     const int gets_before = api.gets();
 
-    const Result result = ready ? storm(options, port, directory / "ca.crt") : Result{};
+    const Result result = ready ? storm(options, workspace.port(), workspace.ca_file()) : Result{};
     const std::string metrics = mdadmit::test::plain_get(health, "/metrics").second;
-
-    std::error_code ignored;
-    fs::remove_all(directory, ignored);
 
     std::printf("webhook: %s\n", options.webhook.c_str());
     std::printf("storm: %d Pods of %d ModelDeployments, %d at a time, API latency %d ms\n",

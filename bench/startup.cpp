@@ -14,14 +14,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench_process.hpp"
 #include "https_client.hpp"
-#include "test_certificates.hpp"
 
 namespace {
 
@@ -51,15 +49,12 @@ double help_run(const std::string& webhook) {
 }
 
 // exec to the first 200 on /readyz, polling every 200 us.
-double ready_run(const std::string& webhook, const std::filesystem::path& certs) {
-    const unsigned short port = bench::free_port();
-    const unsigned short health = bench::free_port();
+double ready_run(const std::string& webhook) {
+    const bench::Workspace workspace("startup");
+    const unsigned short health = workspace.health_port();
     const auto started = Clock::now();
-    const bench::ChildProcess child(
-        {webhook, "--cert-file", certs / "tls.crt", "--key-file", certs / "tls.key", "--listen",
-         "127.0.0.1:" + std::to_string(port), "--health-listen",
-         "127.0.0.1:" + std::to_string(health), "--log-level", "warn"},
-        std::nullopt);
+    const bench::ChildProcess child(workspace.webhook_command(webhook, {"--log-level", "warn"}),
+                                    std::nullopt);
     while (milliseconds_since(started) < 10'000) {
         try {
             if (mdadmit::test::plain_get(health, "/readyz").first == 200) {
@@ -88,20 +83,12 @@ int main(int argc, char** argv) {
             throw std::runtime_error(
                 "usage: mdadmit_startup --webhook PATH [--runs N] [--max-ms N]");
         }
-        const std::filesystem::path certs = std::filesystem::temp_directory_path() /
-                                            ("mdadmit-startup-" + std::to_string(::getpid()));
-        std::filesystem::create_directories(certs);
-        mdadmit::test::TestCa ca("start-up CA");
-        const auto serving = ca.issue("localhost");
-        mdadmit::test::write_file(certs / "tls.crt", serving.certificate);
-        mdadmit::test::write_file(certs / "tls.key", serving.key);
         std::vector<double> ready;
         std::vector<double> help;
         for (int i = 0; i < runs; ++i) {
             help.push_back(help_run(webhook));
-            ready.push_back(ready_run(webhook, certs));
+            ready.push_back(ready_run(webhook));
         }
-        std::filesystem::remove_all(certs);
         const auto line = [](const char* what, const std::vector<double>& values) {
             std::printf("%-26s min %6.2f  median %6.2f  max %6.2f ms\n", what,
                         bench::percentile(values, 0), bench::percentile(values, 0.5),
