@@ -53,24 +53,42 @@ Auditor::Run Auditor::run_once() const {
     return run;
 }
 
+void Auditor::stop() {
+    asio::post(executor_, [this] {
+        stopping_ = true;
+        if (sleeping_ != nullptr) {
+            sleeping_->cancel();
+        }
+    });
+}
+
 asio::awaitable<void> Auditor::audit_periodically() {
     asio::steady_timer timer(executor_);
     boost::system::error_code ec;
+    const auto sleep = [&](std::chrono::milliseconds duration) {
+        timer.expires_after(duration);
+        sleeping_ = &timer;
+        return timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    };
     // An audit of a cache that has not listed the cluster yet would report a clean cluster.
-    while (!readiness_.cluster_synced) {
-        timer.expires_after(std::chrono::milliseconds(100));
-        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    while (!readiness_.cluster_synced && !stopping_) {
+        co_await sleep(std::chrono::milliseconds(100));
+        sleeping_ = nullptr;
     }
-    for (;;) {
+    while (!stopping_) {
         const Run run = run_once();
         if (reporter_ != nullptr) {
             co_await reporter_->publish(run.objects);
         }
-        timer.expires_after(interval_);
-        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (ec == asio::error::operation_aborted) {
-            co_return;
+        if (stopping_) {
+            break;
         }
+        co_await sleep(interval_);
+        sleeping_ = nullptr;
+    }
+    // Publishing and releasing share one connection, so the release waits for the audit.
+    if (reporter_ != nullptr) {
+        co_await reporter_->release();
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
 #include "cluster_view.hpp"
@@ -33,8 +34,11 @@ class Auditor {
 
     // After each audit, also publishes PolicyReports (--policy-reports).
     void report_to(std::unique_ptr<PolicyReporter> reporter);
-    // Starts the audits on the executor; they run until it stops.
+    // Starts the audits on the executor; they run until it stops, or until stop().
     void start();
+    // Ends the audits after the one running, and releases the PolicyReport Lease, so that
+    // another replica takes over at its next audit rather than when the Lease lapses.
+    void stop();
     // One audit now, published to the metrics.
     Run run_once() const;
 
@@ -50,6 +54,9 @@ class Auditor {
     const Log& log_;
     std::chrono::milliseconds interval_;
     std::unique_ptr<PolicyReporter> reporter_;
+    // The control executor's alone: set by stop(), and the timer the audits sleep on.
+    bool stopping_ = false;
+    boost::asio::steady_timer* sleeping_ = nullptr;
 };
 
 }  // namespace mdadmit::server

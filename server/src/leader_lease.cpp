@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "mdadmit/rules/json_input.hpp"
+
 namespace mdadmit::server {
 
 namespace json = boost::json;
@@ -36,6 +38,25 @@ std::string LeaderLease::path() const {
 
 bool LeaderLease::held() const {
     return held_ && std::chrono::steady_clock::now() - held_since_ < duration_;
+}
+
+boost::asio::awaitable<bool> LeaderLease::release(KubeConnection& connection,
+                                                  std::chrono::steady_clock::time_point deadline) {
+    held_ = false;
+    const KubeResponse current = co_await connection.get(path(), deadline);
+    boost::system::error_code ec;
+    json::value lease = current.status == 200 ? json::parse(current.body, ec) : json::value();
+    if (current.status != 200 || ec ||
+        rules::string_at(lease, "/spec/holderIdentity") != identity_) {
+        co_return false;
+    }
+    json::object& spec = lease.as_object()["spec"].as_object();
+    spec["holderIdentity"] = "";
+    spec["renewTime"] = micro_time_now();
+    spec["leaseDurationSeconds"] = 1;
+    const KubeResponse written =
+        co_await connection.request(KubeMethod::put, path(), json::serialize(lease), deadline);
+    co_return written.status == 200;
 }
 
 boost::asio::awaitable<bool> LeaderLease::try_hold(KubeConnection& connection,

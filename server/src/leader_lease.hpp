@@ -23,6 +23,10 @@ class LeaderLease {
     boost::asio::awaitable<bool> try_hold(KubeConnection& connection,
                                           std::chrono::steady_clock::time_point deadline);
     const std::string& identity() const { return identity_; }
+    // Gives the Lease up if this replica holds it: an empty holder, which another replica
+    // takes at once, as client-go's ReleaseOnCancel does. True when released.
+    boost::asio::awaitable<bool> release(KubeConnection& connection,
+                                         std::chrono::steady_clock::time_point deadline);
     // Whether the last successful try_hold is still within the lease's duration.
     bool held() const;
 

@@ -88,6 +88,17 @@ boost::asio::awaitable<void> PolicyReporter::publish(
     }
 }
 
+boost::asio::awaitable<void> PolicyReporter::release() {
+    if (!leading_) {
+        co_return;
+    }
+    leading_ = false;
+    const bool released = co_await lease_.release(connection_, deadline());
+    log_.write(released ? LogLevel::info : LogLevel::warn,
+               released ? "released the PolicyReport lease" : "could not release the lease",
+               {{"identity", lease_.identity()}});
+}
+
 boost::asio::awaitable<bool> PolicyReporter::adopt_existing_reports() {
     const KubeResponse listed = co_await connection_.get(
         "/apis/wgpolicyk8s.io/v1alpha2/policyreports?labelSelector=" + std::string(managed_by),

@@ -24,6 +24,8 @@ class PolicyReporter {
                    const rules::RuleData& data, LeaderLease lease, const Log& log);
 
     boost::asio::awaitable<void> publish(const std::vector<admission::AuditedObject>& objects);
+    // Gives the Lease up when this replica holds it (at shutdown).
+    boost::asio::awaitable<void> release();
 
   private:
     enum class Written { written, unneeded, failed };

@@ -245,6 +245,9 @@ void Server::begin_shutdown() {
         return;
     }
     readiness_.shutting_down = true;
+    for (const auto& hook : shutdown_hooks_) {
+        hook();
+    }
     asio::post(control_, [this] {
         shutdown_timer_.expires_after(config_.shutdown_delay);
         shutdown_timer_.async_wait([this](boost::system::error_code ec) {

@@ -37,6 +37,9 @@ class Server {
     // What SIGTERM does: not ready at once, serve for the shutdown delay, stop accepting,
     // answer in-flight requests with Connection: close, close idle connections, stop.
     void begin_shutdown();
+    // Called once when shutdown begins (from the thread that began it), before the shutdown
+    // delay: for what should hand over while the process still serves. Set before start().
+    void on_shutdown(std::function<void()> hook) { shutdown_hooks_.push_back(std::move(hook)); }
     // Also handle SIGTERM and SIGINT that way; a second signal exits at once.
     void handle_signals();
     // The control thread's executor: signals, certificate reloads, the cluster cache.
@@ -74,6 +77,7 @@ class Server {
     boost::asio::steady_timer shutdown_timer_{control_};
     std::optional<boost::asio::signal_set> signals_;
     std::atomic<bool> shutdown_started_{false};
+    std::vector<std::function<void()>> shutdown_hooks_;
     std::atomic<bool> drained_{true};
     unsigned short tls_port_ = 0;
     std::optional<unsigned short> health_port_;

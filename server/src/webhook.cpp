@@ -119,6 +119,7 @@ Webhook::Webhook(const Config& config, WebhookSetup setup, const Log& log)
         auditor_ = std::make_unique<Auditor>(server_->control_executor(), *setup_.engine, *view,
                                              *setup_.instance_types, readiness_, metrics_, log_,
                                              *config_.audit_interval);
+        server_->on_shutdown([auditor = auditor_.get()] { auditor->stop(); });
         if (config_.policy_reports) {
             // By default the Lease outlives a few audits, so the writer stays the same while
             // it runs.

@@ -127,6 +127,25 @@ TEST_F(PolicyReportTest, OneReplicaWritesAndAnotherTakesOverWhenItIsGone) {
     EXPECT_EQ(lease().at_pointer("/spec/leaseTransitions"), 1);
 }
 
+// A replica shutting down gives the Lease up: the other takes it at its next audit, long before
+// the Lease would have lapsed.
+TEST_F(PolicyReportTest, AReplicaShuttingDownHandsTheLeaseOverAtOnce) {
+    auto first = start("replica-a");
+    report_when("team-b", [](const json::value&) { return true; });
+    auto second = start("replica-b");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(lease().at_pointer("/spec/holderIdentity"), "replica-a");
+    const auto shutdown = std::chrono::steady_clock::now();
+    first->server().begin_shutdown();
+    while (lease().at_pointer("/spec/holderIdentity") != "replica-b" &&
+           std::chrono::steady_clock::now() - shutdown < std::chrono::seconds(10)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(lease().at_pointer("/spec/holderIdentity"), "replica-b");
+    // Well within the 3 s the Lease would have lasted unrenewed.
+    EXPECT_LT(std::chrono::steady_clock::now() - shutdown, std::chrono::seconds(2));
+}
+
 // Reports left from an earlier run, or by a replica gone since, are adopted: one whose
 // namespace has no ModelDeployment left is emptied.
 TEST_F(PolicyReportTest, AReportLeftFromAnEarlierRunIsEmptied) {
