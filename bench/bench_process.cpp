@@ -127,11 +127,12 @@ ChildProcess::~ChildProcess() {
 }
 
 std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,
-                                                          std::chrono::milliseconds timeout) {
+                                                          std::chrono::milliseconds timeout,
+                                                          std::chrono::microseconds poll) {
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     while (Clock::now() - started < timeout) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(poll);
         try {
             if (test::plain_get(health_port, "/readyz").first == 200) {
                 return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -

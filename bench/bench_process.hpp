@@ -68,9 +68,10 @@ class ChildProcess {
     pid_t pid_ = 0;
 };
 
-// Polls /readyz on the plain health port until it answers 200; the time that took, or
-// nothing after `timeout`.
-std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,
-                                                          std::chrono::milliseconds timeout);
+// Polls /readyz on the plain health port every `poll` until it answers 200; the time that
+// took, or nothing after `timeout`.
+std::optional<std::chrono::milliseconds> wait_until_ready(
+    unsigned short health_port, std::chrono::milliseconds timeout,
+    std::chrono::microseconds poll = std::chrono::milliseconds(20));
 
 }  // namespace mdadmit::bench

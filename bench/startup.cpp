@@ -15,11 +15,9 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_process.hpp"
-#include "https_client.hpp"
 
 namespace {
 
@@ -51,21 +49,14 @@ double help_run(const std::string& webhook) {
 // exec to the first 200 on /readyz, polling every 200 us.
 double ready_run(const std::string& webhook) {
     const bench::Workspace workspace("startup");
-    const unsigned short health = workspace.health_port();
     const auto started = Clock::now();
     const bench::ChildProcess child(workspace.webhook_command(webhook, {"--log-level", "warn"}),
                                     std::nullopt);
-    while (milliseconds_since(started) < 10'000) {
-        try {
-            if (mdadmit::test::plain_get(health, "/readyz").first == 200) {
-                return milliseconds_since(started);
-            }
-        } catch (const std::exception&) {
-            // Not listening yet.
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (!bench::wait_until_ready(workspace.health_port(), std::chrono::seconds(10),
+                                 std::chrono::microseconds(200))) {
+        throw std::runtime_error("the webhook did not become ready within 10 s");
     }
-    throw std::runtime_error("the webhook did not become ready within 10 s");
+    return milliseconds_since(started);
 }
 
 }  // namespace

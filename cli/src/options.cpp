@@ -93,7 +93,9 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
             options.all_namespaces = true;
             continue;
         }
-        if (argument == "-n" || argument == "--namespace" || argument == "--context" ||
+        if (argument == "--instance-types" || argument == "--old" || argument == "--rules-data" ||
+            argument == "--output" || argument == "--schema-check" || argument == "--enforce" ||
+            argument == "-n" || argument == "--namespace" || argument == "--context" ||
             argument == "--kubeconfig" || argument == "--kubectl" || argument == "-f" ||
             argument == "--filename") {
             const auto given = take_value();
@@ -102,24 +104,15 @@ rules::Result<Options> parse_options(const std::vector<std::string>& arguments) 
             }
             if (argument == "-f" || argument == "--filename") {
                 options.inputs.push_back(*given);
+            } else if (argument == "-n" || argument == "--namespace") {
+                options.namespace_name = *given;
             } else if (argument == "--context") {
                 options.context = *given;
             } else if (argument == "--kubeconfig") {
                 options.kubeconfig = *given;
             } else if (argument == "--kubectl") {
                 options.kubectl = *given;
-            } else {
-                options.namespace_name = *given;
-            }
-            continue;
-        }
-        if (argument == "--instance-types" || argument == "--old" || argument == "--rules-data" ||
-            argument == "--output" || argument == "--schema-check" || argument == "--enforce") {
-            const auto given = take_value();
-            if (!given) {
-                return rules::Error{argument + " needs a value"};
-            }
-            if (argument == "--instance-types") {
+            } else if (argument == "--instance-types") {
                 options.instance_type_files.push_back(*given);
             } else if (argument == "--old") {
                 options.old_file = *given;

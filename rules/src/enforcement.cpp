@@ -2,9 +2,7 @@
 
 namespace mdadmit::rules {
 
-namespace {
-
-std::optional<Action> action_named(std::string_view text) {
+std::optional<Action> parse_action(std::string_view text) {
     if (text == "deny") {
         return Action::deny;
     }
@@ -16,8 +14,6 @@ std::optional<Action> action_named(std::string_view text) {
     }
     return std::nullopt;
 }
-
-}  // namespace
 
 std::string_view to_string(Action action) {
     switch (action) {
@@ -39,7 +35,7 @@ Result<Enforcement> parse_enforcement(std::string_view text, Enforcement into) {
         const std::size_t equals = entry.find('=');
         const auto action = equals == std::string_view::npos
                                 ? std::nullopt
-                                : action_named(entry.substr(equals + 1));
+                                : parse_action(entry.substr(equals + 1));
         if (equals == 0 || !action) {
             return Error{"expected RULE=deny|warn|off or *=deny|warn|off, got \"" +
                          std::string(entry) + "\""};

@@ -39,12 +39,11 @@ RuleInfo parse_rule(const json::value& value, const FieldPath& path) {
     rule.meaning = R::string(R::field(object, "meaning", path), path.member("meaning"));
     if (const auto* action = object.if_contains("action")) {
         const std::string text = R::string(*action, path.member("action"));
-        const auto parsed = parse_enforcement(rule.id + "=" + text);
-        if (!parsed || parsed.value().entries.size() != 1) {
+        rule.action = parse_action(text);
+        if (!rule.action) {
             throw DataError{path.member("action").text(),
                             "expected deny, warn or off, got \"" + text + "\""};
         }
-        rule.action = parsed.value().entries.front().second;
     }
     return rule;
 }

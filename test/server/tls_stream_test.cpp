@@ -261,6 +261,19 @@ class TlsStreamTest : public testing::Test {
         ASSERT_FALSE(error) << error.message();
     }
 
+    // Writes all of `bytes` from the server's side; how the write ended.
+    boost::system::error_code write_all(TlsStream& stream, const std::string& bytes) {
+        std::atomic<bool> written{false};
+        boost::system::error_code error;
+        asio::async_write(stream, asio::buffer(bytes),
+                          [&](boost::system::error_code ec, std::size_t) {
+                              error = ec;
+                              written = true;
+                          });
+        run_until(written);
+        return error;
+    }
+
     // Runs the server's side until `done` or 10 s.
     void run_until(const std::atomic<bool>& done) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -407,13 +420,7 @@ TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
     for (std::size_t i = 0; i < body.size(); ++i) {
         body[i] = static_cast<char>('a' + i % 26);
     }
-    std::atomic<bool> written{false};
-    boost::system::error_code error;
-    asio::async_write(stream, asio::buffer(body), [&](boost::system::error_code ec, std::size_t) {
-        error = ec;
-        written = true;
-    });
-    run_until(written);
+    const boost::system::error_code error = write_all(stream, body);
     EXPECT_FALSE(error) << error.message();
     std::string received;
     bool closed = false;
@@ -455,13 +462,7 @@ TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
     handshake(full_socket, full, reader);
     full.expires_after(std::chrono::milliseconds(200));
     const std::string body(16 * 1024 * 1024, 'x');
-    std::atomic<bool> written{false};
-    boost::system::error_code error;
-    asio::async_write(full, asio::buffer(body), [&](boost::system::error_code ec, std::size_t) {
-        error = ec;
-        written = true;
-    });
-    run_until(written);
+    const boost::system::error_code error = write_all(full, body);
     EXPECT_EQ(error, boost::beast::error::timeout) << error.message();
 }
 

@@ -18,6 +18,8 @@ namespace mdadmit::rules {
 enum class Action { deny, warn, off };
 
 std::string_view to_string(Action action);
+// "deny", "warn" or "off"; nothing for any other word.
+std::optional<Action> parse_action(std::string_view text);
 
 // Staged enforcement as flags and configuration give it: `RULE=ACTION` entries, and `*=ACTION`
 // for every rule. A rule's own entry wins over `*`, which wins over the data file's catalogue
