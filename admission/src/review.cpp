@@ -1,15 +1,16 @@
 #include "mdadmit/admission/review.hpp"
 
 #include <algorithm>
-#include <boost/json.hpp>
+
+#include "json_writer.hpp"
 
 namespace mdadmit::admission {
 
 namespace {
 
-namespace json = boost::json;
-
 constexpr std::size_t max_warning_bytes = 256;
+// Room for an answer without findings, so that writing it grows the string once.
+constexpr std::size_t typical_review_bytes = 512;
 
 std::string field_of(const rules::Finding& finding) {
     return finding.path.empty() ? "(object)" : finding.path;
@@ -35,14 +36,52 @@ std::string truncated(std::string text, std::size_t limit) {
     return text + "...";
 }
 
-json::object response_head(const ReviewEnvelope& envelope, bool allowed) {
-    return json::object{{"uid", envelope.uid}, {"allowed", allowed}};
+// The envelope of every answer up to the response's `allowed`; the caller writes the rest of
+// the response object and then calls close_review.
+void open_review(const ReviewEnvelope& envelope, bool allowed, JsonWriter& json) {
+    json.reserve(typical_review_bytes);
+    json.begin_object();
+    json.key("apiVersion");
+    json.string(envelope.api_version);
+    json.key("kind");
+    json.string("AdmissionReview");
+    json.key("response");
+    json.begin_object();
+    json.key("uid");
+    json.string(envelope.uid);
+    json.key("allowed");
+    json.boolean(allowed);
 }
 
-std::string review(const ReviewEnvelope& envelope, json::object response) {
-    return json::serialize(json::object{{"apiVersion", envelope.api_version},
-                                        {"kind", "AdmissionReview"},
-                                        {"response", std::move(response)}});
+void close_review(JsonWriter& json) {
+    json.end_object();
+    json.end_object();
+}
+
+void write_warnings(const std::vector<std::string>& warnings, JsonWriter& json) {
+    if (warnings.empty()) {
+        return;
+    }
+    json.key("warnings");
+    json.begin_array();
+    for (const auto& line : warnings) {
+        json.string(line);
+    }
+    json.end_array();
+}
+
+// A Status's members up to its message; details, when there are any, follow.
+void write_failure(int code, std::string_view reason, std::string_view message, JsonWriter& json) {
+    json.key("metadata");
+    json.empty_object();
+    json.key("status");
+    json.string("Failure");
+    json.key("code");
+    json.integer(code);
+    json.key("reason");
+    json.string(reason);
+    json.key("message");
+    json.string(without_control_characters(message));
 }
 
 std::string base64(std::string_view bytes) {
@@ -66,10 +105,15 @@ std::string base64(std::string_view bytes) {
 }  // namespace
 
 std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_patch) {
-    json::object response = response_head(envelope, true);
-    response["patchType"] = "JSONPatch";
-    response["patch"] = base64(json_patch);
-    return review(envelope, std::move(response));
+    std::string out;
+    JsonWriter json(out);
+    open_review(envelope, true, json);
+    json.key("patchType");
+    json.string("JSONPatch");
+    json.key("patch");
+    json.string(base64(json_patch));
+    close_review(json);
+    return out;
 }
 
 std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
@@ -89,61 +133,85 @@ std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
 
 std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity& object,
                            const rules::Evaluation& evaluation) {
-    json::object response = response_head(envelope, evaluation.allowed());
+    std::string out;
+    JsonWriter json(out);
+    open_review(envelope, evaluation.allowed(), json);
     if (!evaluation.allowed()) {
-        json::array causes;
+        const auto denials = evaluation.with_severity(rules::Severity::deny);
+        const auto text_of = [](const rules::Finding& finding) {
+            return finding.message + " [" + finding.rule + "]";
+        };
         std::string message;
-        for (const auto* finding : evaluation.with_severity(rules::Severity::deny)) {
-            const std::string text = finding->message + " [" + finding->rule + "]";
-            causes.push_back(json::object{
-                {"reason", "FieldValueInvalid"}, {"field", field_of(*finding)}, {"message", text}});
-            message += (message.empty() ? "" : "; ") + field_of(*finding) + ": " + text;
+        for (const auto* finding : denials) {
+            message +=
+                (message.empty() ? "" : "; ") + field_of(*finding) + ": " + text_of(*finding);
         }
-        response["status"] = json::object{{"metadata", json::object{}},
-                                          {"status", "Failure"},
-                                          {"code", 422},
-                                          {"reason", "Invalid"},
-                                          {"message", without_control_characters(message)},
-                                          {"details", json::object{{"name", object.name},
-                                                                   {"group", object.group},
-                                                                   {"kind", object.kind},
-                                                                   {"causes", std::move(causes)}}}};
+        json.key("status");
+        json.begin_object();
+        write_failure(422, "Invalid", message, json);
+        json.key("details");
+        json.begin_object();
+        json.key("name");
+        json.string(object.name);
+        json.key("group");
+        json.string(object.group);
+        json.key("kind");
+        json.string(object.kind);
+        json.key("causes");
+        json.begin_array();
+        for (const auto* finding : denials) {
+            json.begin_object();
+            json.key("reason");
+            json.string("FieldValueInvalid");
+            json.key("field");
+            json.string(field_of(*finding));
+            json.key("message");
+            json.string(text_of(*finding));
+            json.end_object();
+        }
+        json.end_array();
+        json.end_object();
+        json.end_object();
     }
-    const auto warnings = warning_lines(evaluation);
-    if (!warnings.empty()) {
-        response["warnings"] = json::value_from(warnings);
-    }
-    return review(envelope, std::move(response));
+    write_warnings(warning_lines(evaluation), json);
+    close_review(json);
+    return out;
 }
 
 std::string allowed_review(const ReviewEnvelope& envelope,
                            const std::vector<std::string>& warnings) {
-    json::object response = response_head(envelope, true);
-    if (!warnings.empty()) {
-        response["warnings"] = json::value_from(warnings);
-    }
-    return review(envelope, std::move(response));
+    std::string out;
+    JsonWriter json(out);
+    open_review(envelope, true, json);
+    write_warnings(warnings, json);
+    close_review(json);
+    return out;
 }
 
 std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,
                           std::string_view message) {
-    json::object response = response_head(envelope, false);
-    response["status"] = json::object{{"metadata", json::object{}},
-                                      {"status", "Failure"},
-                                      {"code", code},
-                                      {"reason", reason},
-                                      {"message", without_control_characters(message)}};
-    return review(envelope, std::move(response));
+    std::string out;
+    JsonWriter json(out);
+    open_review(envelope, false, json);
+    json.key("status");
+    json.begin_object();
+    write_failure(code, reason, message, json);
+    json.end_object();
+    close_review(json);
+    return out;
 }
 
 std::string status_body(int code, std::string_view reason, std::string_view message) {
-    return json::serialize(json::object{{"apiVersion", "v1"},
-                                        {"kind", "Status"},
-                                        {"metadata", json::object{}},
-                                        {"status", "Failure"},
-                                        {"code", code},
-                                        {"reason", reason},
-                                        {"message", without_control_characters(message)}});
+    std::string out;
+    JsonWriter json(out);
+    json.begin_object();
+    json.key("apiVersion");
+    json.string("v1");
+    json.key("kind");
+    json.string("Status");
+    write_failure(code, reason, message, json);
+    json.end_object();
+    return out;
 }
 
 }  // namespace mdadmit::admission

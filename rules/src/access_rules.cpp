@@ -173,7 +173,7 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
     }
     const ArtifactOwned& artifact = ctx.data.artifact;
     const FlagSpelling spelling = ctx.data.spelling(ctx.model.engine);
-    const std::string why =
+    constexpr const char* why =
         " is set by the operator while spec.model.artifactRef names the weights";
     for (const auto& role : ctx.facts.roles) {
         if (!role.role->takes_over()) {

@@ -15,7 +15,26 @@ bool is_flag(std::string_view token) {
 
 }  // namespace
 
+bool same_flag_name(std::string_view written, std::string_view flag, bool underscores,
+                    bool prefix) {
+    if (prefix ? written.size() > flag.size() : written.size() != flag.size()) {
+        return false;
+    }
+    const bool long_flag = underscores && written.starts_with("--");
+    if (!long_flag || written.find('_', 2) == std::string_view::npos) {
+        return written == flag.substr(0, written.size());  // nothing to read differently
+    }
+    for (std::size_t i = 0; i < written.size(); ++i) {
+        const char read = long_flag && i >= 2 && written[i] == '_' ? '-' : written[i];
+        if (read != flag[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes) {
+    flags_.reserve(tokens.size());  // one allocation, at most one flag per token
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view token = tokens[i];
         if (token == "--") {
@@ -40,11 +59,9 @@ ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_ar
                 ++i;
             }
         }
-        flag.key = std::string(flag.name);
-        if (underscores_are_dashes && flag.key.starts_with("--")) {
-            std::replace(flag.key.begin() + 2, flag.key.end(), '_', '-');
-        }
-        flags_.push_back(std::move(flag));
+        flag.underscores_are_dashes = underscores_are_dashes && flag.name.starts_with("--") &&
+                                      flag.name.find('_', 2) != std::string_view::npos;
+        flags_.push_back(flag);
     }
 }
 
@@ -52,7 +69,7 @@ template <typename Names>
 const FlagOccurrence* ArgStream::last_named(const Names& names) const {
     for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
         for (const std::string_view name : names) {
-            if (it->key == name) {
+            if (it->reads_as(name)) {
                 return &*it;
             }
         }

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "data_reader.hpp"
+#include "mdadmit/rules/arg_stream.hpp"
 #include "mdadmit/rules/rule_data.hpp"
 
 namespace mdadmit::rules {
@@ -90,15 +91,12 @@ bool spells(std::string_view written, std::string_view flag, std::string_view sh
     if (spelling.dotted_members) {
         written = written.substr(0, written.find('.'));
     }
-    std::string name(written);
-    if (spelling.underscores) {
-        std::replace(name.begin() + 2, name.end(), '_', '-');
-    }
-    if (name == flag) {
+    if (same_flag_name(written, flag, spelling.underscores)) {
         return true;
     }
     return spelling.unique_prefixes && !shortest_prefix.empty() &&
-           name.size() >= shortest_prefix.size() && flag.starts_with(name);
+           written.size() >= shortest_prefix.size() &&
+           same_flag_name(written, flag, spelling.underscores, true);
 }
 
 }  // namespace mdadmit::rules

@@ -35,18 +35,18 @@ Resolved resolve(const ParallelTable& table, const FlagOccurrence& flag,
                  const FlagSpelling& spelling) {
     Resolved exact;
     for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
-        if (spelled == flag.key) {
+        if (flag.reads_as(spelled)) {
             exact = resolved;
         }
     });
     if (exact.kind != Resolved::Kind::none || !spelling.unique_prefixes ||
-        !flag.key.starts_with("--")) {
+        !flag.name.starts_with("--")) {
         return exact;
     }
     Resolved found;
     std::size_t matches = 0;
     for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
-        if (spelled.starts_with(flag.key)) {
+        if (flag.abbreviates(spelled)) {
             ++matches;
             found = resolved;
         }

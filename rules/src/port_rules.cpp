@@ -1,7 +1,6 @@
 // Section 3 of the rules contract: the one port every routed role serves on.
 #include <algorithm>
 #include <array>
-#include <set>
 
 #include "rule_context.hpp"
 
@@ -13,13 +12,15 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
     if (!ctx.model.router) {
         return;
     }
-    std::set<std::int64_t> ports;
-    std::vector<std::string> listing;
-    for (const auto& role : ctx.facts.roles) {
-        ports.insert(role.serving_port);
-        listing.push_back(role.role->name + " " + std::to_string(role.serving_port));
-    }
-    if (ports.size() > 1) {
+    const auto& roles = ctx.facts.roles;
+    const bool one_port = std::all_of(roles.begin(), roles.end(), [&](const RoleFacts& role) {
+        return role.serving_port == roles.front().serving_port;
+    });
+    if (!one_port) {
+        std::vector<std::string> listing;
+        for (const auto& role : roles) {
+            listing.push_back(role.role->name + " " + std::to_string(role.serving_port));
+        }
         sink.report(RuleId::port_uniformity, "spec.router",
                     "routed roles serve on different ports: " + join(listing, ", ", ", "),
                     "give every role the same serving port (ports[0].port, else --port, else " +
@@ -34,7 +35,8 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
         }
         for (const auto& flag : role.args.flags()) {
             const auto& ssl = ctx.data.ssl_flags;
-            if (std::find(ssl.begin(), ssl.end(), flag.key) != ssl.end()) {
+            if (std::any_of(ssl.begin(), ssl.end(),
+                            [&](const std::string& spelled) { return flag.reads_as(spelled); })) {
                 sink.report(RuleId::port_uniformity, role.arg_path(flag.flag_index),
                             "role " + code(role.role->name) + " passes " + code(flag.name) +
                                 "; routed roles serve plain HTTP",

@@ -42,22 +42,32 @@ void role_kinds(const RuleContext& ctx, FindingSink& sink) {
 
 void role_names(const RuleContext& ctx, FindingSink& sink) {
     const std::string& md = ctx.model.name;
-    std::map<std::string, std::string> services;  // name -> what it is, for collisions
+    // Service name -> whose it is: a role's name, or what else it serves. Collisions are only
+    // put into words when a finding reports them.
+    struct Owner {
+        const std::string* role_name = nullptr;
+        const char* other = nullptr;
+    };
+    std::map<std::string, Owner> services;
     if (!md.empty()) {
-        services[md] = "the deployment Service";
+        services.emplace(md, Owner{nullptr, "the deployment Service"});
         if (ctx.model.router) {
-            services[md + "-router"] = "the router Service";
+            services.emplace(md + "-router", Owner{nullptr, "the router Service"});
         }
     }
-    std::map<std::string, std::size_t> seen;
+    const auto describe = [](const Owner& owner) {
+        return owner.role_name != nullptr ? "the Service of role " + code(*owner.role_name)
+                                          : std::string(owner.other);
+    };
+    std::map<std::string_view, std::size_t> seen;
+    std::string service;
     for (const auto& role : ctx.facts.roles) {
         const std::string& name = role.role->name;
-        const std::string path = role.path() + ".name";
         if (name.empty()) {
             continue;  // the structural check reports a missing name
         }
         if (const auto [it, fresh] = seen.emplace(name, role.role->index); !fresh) {
-            sink.report(RuleId::role_names, path,
+            sink.report(RuleId::role_names, role.path() + ".name",
                         "role name " + code(name) + " is also spec.roles[" +
                             std::to_string(it->second) + "].name",
                         "give every role its own name");
@@ -66,10 +76,10 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
         if (md.empty()) {
             continue;  // a generated name is not known yet
         }
-        const std::string service = md + "-" + name;
+        service.assign(md).append("-").append(name);
         // A stored role keeps its Service name: the operator judges only the names it adds.
         if (ctx.stored(name) == nullptr && !is_dns1035_label(service)) {
-            sink.report(RuleId::role_names, path,
+            sink.report(RuleId::role_names, role.path() + ".name",
                         "Service name " + code(service) +
                             " is not a DNS-1035 label (at most 63 lower-case letters, digits and "
                             "'-', starting "
@@ -77,18 +87,19 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
                         "shorten the ModelDeployment or role name");
             continue;
         }
-        std::vector<std::string> derived{service};
+        // The role's Service, then one per replica when a replica has several members.
         // Bounded: a replica count beyond the schema's maximum is the structural check's.
         const std::int64_t replicas = std::min<std::int64_t>(role.role->replicas, max_replicas);
-        for (std::int64_t replica = 0; role.role->size > 1 && replica < replicas; ++replica) {
-            derived.push_back(service + "-r" + std::to_string(replica));
-        }
-        for (const auto& candidate : derived) {
-            const std::string what = "the Service of role " + code(name);
-            if (const auto [it, fresh] = services.emplace(candidate, what); !fresh) {
-                sink.report(RuleId::role_names, path,
-                            "Service name " + code(candidate) + " of role " + code(name) +
-                                " is also " + it->second,
+        const std::int64_t candidates = role.role->size > 1 ? replicas + 1 : 1;
+        for (std::int64_t candidate = 0; candidate < candidates; ++candidate) {
+            std::string name_of_candidate =
+                candidate == 0 ? service : service + "-r" + std::to_string(candidate - 1);
+            if (const auto [it, fresh] =
+                    services.emplace(std::move(name_of_candidate), Owner{&name, nullptr});
+                !fresh) {
+                sink.report(RuleId::role_names, role.path() + ".name",
+                            "Service name " + code(it->first) + " of role " + code(name) +
+                                " is also " + describe(it->second),
                             "rename the role");
                 break;
             }
@@ -101,7 +112,7 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             service + "-r" + std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) +
             "-m" + std::to_string(role.role->size - 1);
         if (!is_dns1123_label(hostname)) {
-            sink.report(RuleId::role_names, path,
+            sink.report(RuleId::role_names, role.path() + ".name",
                         "member hostname " + code(hostname) + " is longer than 63 characters",
                         "shorten the ModelDeployment or role name");
         }
@@ -181,13 +192,13 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
 
 // The names a role's last --served-model-name gives: its value, and any positional tokens
 // after a separate value (vLLM takes several names).
-std::vector<std::string> served_names(const ArgStream& args,
-                                      const std::vector<std::string>& tokens) {
+std::vector<std::string_view> served_names(const ArgStream& args,
+                                           const std::vector<std::string>& tokens) {
     const FlagOccurrence* flag = args.last({"--served-model-name"});
     if (flag == nullptr || !flag->value) {
         return {};
     }
-    std::vector<std::string> names{std::string(*flag->value)};
+    std::vector<std::string_view> names{*flag->value};
     for (std::size_t i = flag->value_index + 1;
          flag->value_index != flag->flag_index && i < tokens.size() && !tokens[i].empty() &&
          tokens[i].front() != '-';
@@ -219,12 +230,14 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
         if (role.role->takes_over() || flag == nullptr || served_name_held(ctx, role)) {
             continue;
         }
-        const std::string fix =
-            "pass --served-model-name " + ctx.model.model_name + " (spec.model.name), or drop it";
+        const auto fix = [&] {
+            return "pass --served-model-name " + ctx.model.model_name +
+                   " (spec.model.name), or drop it";
+        };
         if (!flag->value) {
             sink.report(RuleId::served_model_name, role.arg_path(flag->flag_index),
                         "--served-model-name on role " + code(role.role->name) + " has no value",
-                        fix);
+                        fix());
             continue;
         }
         const auto names = served_names(role.args, *role.arg_tokens);
@@ -232,7 +245,7 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
             sink.report(RuleId::served_model_name, role.arg_path(flag->value_index + 1),
                         "--served-model-name on role " + code(role.role->name) +
                             " names more than one model; the operator serves exactly one",
-                        fix);
+                        fix());
             continue;
         }
         if (*flag->value != ctx.model.model_name) {
@@ -240,16 +253,32 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
                         "--served-model-name " + code(*flag->value) + " on role " +
                             code(role.role->name) + " differs from spec.model.name " +
                             code(ctx.model.model_name),
-                        fix);
+                        fix());
         }
     }
 }
 
-void volume_sources(const RoleFacts& role, const Volume& volume, const std::string& path,
-                    const std::string& label, FindingSink& sink) {
+// How findings about one additional volume name it; the words are only put together when a
+// finding needs them.
+struct VolumeWords {
+    const RoleFacts& role;
+    const Volume& volume;
+    std::size_t index;  // in additionalVolumes
+
+    std::string path() const {
+        return role.path() + ".additionalVolumes[" + std::to_string(index) + "]";
+    }
+    std::string label() const {
+        return volume.name.empty() ? "additional volume " + std::to_string(index)
+                                   : "additional volume " + code(volume.name);
+    }
+};
+
+void volume_sources(const VolumeWords& words, FindingSink& sink) {
+    const Volume& volume = words.volume;
     if (volume.sources.empty()) {
-        sink.report(RuleId::volumes, path,
-                    label + " of role " + code(role.role->name) + " names no source",
+        sink.report(RuleId::volumes, words.path(),
+                    words.label() + " of role " + code(words.role.role->name) + " names no source",
                     "add one source, e.g. persistentVolumeClaim: {claimName: models} or "
                     "hostPath: {path: /data}");
     } else if (volume.sources.size() > 1) {
@@ -257,8 +286,8 @@ void volume_sources(const RoleFacts& role, const Volume& volume, const std::stri
         for (const auto& source : volume.sources) {
             names.push_back(code(source));
         }
-        sink.report(RuleId::volumes, path,
-                    label + " of role " + code(role.role->name) + " names " +
+        sink.report(RuleId::volumes, words.path(),
+                    words.label() + " of role " + code(words.role.role->name) + " names " +
                         std::to_string(names.size()) + " sources (" + join(names, ", ", " and ") +
                         "); a volume has one",
                     "split it into one volume per source");
@@ -266,8 +295,8 @@ void volume_sources(const RoleFacts& role, const Volume& volume, const std::stri
 }
 
 // A subPath is a relative path inside the volume, as Kubernetes requires.
-void volume_sub_paths(const Volume& volume, const std::string& path, const std::string& label,
-                      FindingSink& sink) {
+void volume_sub_paths(const VolumeWords& words, FindingSink& sink) {
+    const Volume& volume = words.volume;
     for (const auto& [field, value] : {std::pair{"subPath", &volume.sub_path},
                                        std::pair{"subPathExpr", &volume.sub_path_expr}}) {
         if (!*value) {
@@ -275,13 +304,13 @@ void volume_sub_paths(const Volume& volume, const std::string& path, const std::
         }
         const std::string& sub_path = **value;
         if (has_parent_segment(sub_path)) {
-            sink.report(RuleId::volumes, path + "." + field,
-                        label + " has " + field + " " + code(sub_path) +
+            sink.report(RuleId::volumes, words.path() + "." + field,
+                        words.label() + " has " + field + " " + code(sub_path) +
                             ", whose '..' segment reaches outside the volume",
                         "name a path inside the volume");
         } else if (!sub_path.empty() && sub_path.front() == '/') {
-            sink.report(RuleId::volumes, path + "." + field,
-                        label + " has " + field + " " + code(sub_path) +
+            sink.report(RuleId::volumes, words.path() + "." + field,
+                        words.label() + " has " + field + " " + code(sub_path) +
                             ", an absolute path; it is relative to the volume's root",
                         "drop the leading '/'");
         }
@@ -290,38 +319,35 @@ void volume_sub_paths(const Volume& volume, const std::string& path, const std::
 
 void volumes(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
-        std::map<std::string_view, std::string> mounted;  // mount point -> field path
-        std::map<std::string_view, std::string> named;    // volume name -> field path
         const auto& entries = role.role->additional_volumes;
+        const auto words = [&](std::size_t k) { return VolumeWords{role, entries[k], k}; };
+        std::map<std::string_view, std::size_t> mounted;  // mount point -> first entry
+        std::map<std::string_view, std::size_t> named;    // volume name -> first entry
         for (std::size_t k = 0; k < entries.size(); ++k) {
             const Volume& volume = entries[k];
             if (!volume.is_object) {
                 continue;
             }
-            const std::string path = role.path() + ".additionalVolumes[" + std::to_string(k) + "]";
-            const std::string label = volume.name.empty()
-                                          ? "additional volume " + std::to_string(k)
-                                          : "additional volume " + code(volume.name);
-            volume_sources(role, volume, path, label, sink);
+            volume_sources(words(k), sink);
             if (!volume.name.empty()) {
-                if (const auto [it, fresh] = named.emplace(volume.name, path + ".name"); !fresh) {
-                    sink.report(RuleId::volumes, path + ".name",
-                                label + " has the name of " + it->second +
-                                    "; volume names are unique within a Pod",
+                if (const auto [it, fresh] = named.emplace(volume.name, k); !fresh) {
+                    sink.report(RuleId::volumes, words(k).path() + ".name",
+                                words(k).label() + " has the name of " + words(it->second).path() +
+                                    ".name" + "; volume names are unique within a Pod",
                                 "rename one of them");
                 }
             }
             if (volume.mount_path && !volume.mount_path->empty()) {
-                const auto [it, fresh] = mounted.emplace(without_trailing_slash(*volume.mount_path),
-                                                         path + ".mountPath");
+                const auto [it, fresh] =
+                    mounted.emplace(without_trailing_slash(*volume.mount_path), k);
                 if (!fresh) {
-                    sink.report(RuleId::volumes, path + ".mountPath",
-                                label + " mounts at " + code(*volume.mount_path) + ", as does " +
-                                    it->second,
+                    sink.report(RuleId::volumes, words(k).path() + ".mountPath",
+                                words(k).label() + " mounts at " + code(*volume.mount_path) +
+                                    ", as does " + words(it->second).path() + ".mountPath",
                                 "mount each volume at its own path");
                 }
             }
-            volume_sub_paths(volume, path, label, sink);
+            volume_sub_paths(words(k), sink);
         }
     }
 }

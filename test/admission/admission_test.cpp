@@ -358,3 +358,80 @@ TEST(AdmissionPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounted) {
 
 }  // namespace
 }  // namespace mdadmit::test
+
+namespace mdadmit::test {
+namespace {
+
+// The answers are written as text directly; what they say is checked against the same answer
+// built as a Boost.JSON document and serialized, byte for byte, including escapes.
+TEST(AnswerText, IsWhatBoostJsonWouldSerializeEscapesIncluded) {
+    const std::string tricky = "a \"quoted\" \\ path\n\ttab \x01\x1f\x7f caf\xc3\xa9 /slash";
+    const admission::ReviewEnvelope envelope{"admission.k8s.io/v1beta1", "uid-\"1\""};
+    rules::Evaluation evaluation;
+    evaluation.findings.push_back({"rule-a", rules::Severity::deny, "spec.x", tricky, "", true});
+    evaluation.findings.push_back({"rule-b", rules::Severity::warn, "", "w\x02", "", true});
+    evaluation.findings.push_back({"rule-c", rules::Severity::deny, "", "second", "", true});
+
+    const auto head = [&](bool allowed) {
+        return json::object{{"uid", envelope.uid}, {"allowed", allowed}};
+    };
+    const auto whole = [&](json::object response) {
+        return json::serialize(json::object{{"apiVersion", envelope.api_version},
+                                            {"kind", "AdmissionReview"},
+                                            {"response", std::move(response)}});
+    };
+    const std::string first_text = tricky + " [rule-a]";
+    json::object denied = head(false);
+    denied["status"] = json::object{
+        {"metadata", json::object{}},
+        {"status", "Failure"},
+        {"code", 422},
+        {"reason", "Invalid"},
+        {"message",
+         "spec.x: a \"quoted\" \\ path  tab     caf\xc3\xa9 /slash [rule-a]; "
+         "(object): second [rule-c]"},
+        {"details",
+         json::object{{"name", "n\"ame"},
+                      {"group", "worker.gpustack.ai"},
+                      {"kind", "ModelDeployment"},
+                      {"causes", json::array{json::object{{"reason", "FieldValueInvalid"},
+                                                          {"field", "spec.x"},
+                                                          {"message", first_text}},
+                                             json::object{{"reason", "FieldValueInvalid"},
+                                                          {"field", "(object)"},
+                                                          {"message", "second [rule-c]"}}}}}}};
+    denied["warnings"] = json::array{"rule-b: (object): w "};
+    EXPECT_EQ(admission::verdict_review(
+                  envelope, {"n\"ame", "worker.gpustack.ai", "ModelDeployment"}, evaluation),
+              whole(denied));
+
+    json::object allowed = head(true);
+    allowed["warnings"] = json::array{"one", "t\"wo"};
+    EXPECT_EQ(admission::allowed_review(envelope, {"one", "t\"wo"}), whole(allowed));
+    EXPECT_EQ(admission::allowed_review(envelope), whole(head(true)));
+
+    json::object patched = head(true);
+    patched["patchType"] = "JSONPatch";
+    patched["patch"] = "W10=";
+    EXPECT_EQ(admission::patch_review(envelope, "[]"), whole(patched));
+
+    json::object failed = head(false);
+    failed["status"] = json::object{{"metadata", json::object{}},
+                                    {"status", "Failure"},
+                                    {"code", 504},
+                                    {"reason", "Timeout"},
+                                    {"message", "late  \"x\""}};
+    EXPECT_EQ(admission::failed_review(envelope, 504, "Timeout", "late\n \"x\""), whole(failed));
+
+    EXPECT_EQ(admission::status_body(413, "RequestEntityTooLarge", "too \\ big"),
+              json::serialize(json::object{{"apiVersion", "v1"},
+                                           {"kind", "Status"},
+                                           {"metadata", json::object{}},
+                                           {"status", "Failure"},
+                                           {"code", 413},
+                                           {"reason", "RequestEntityTooLarge"},
+                                           {"message", "too \\ big"}}));
+}
+
+}  // namespace
+}  // namespace mdadmit::test

@@ -33,6 +33,32 @@ TEST(ArgStream, BothSpellingsAndLastOccurrenceWins) {
     EXPECT_EQ(rules::parse_integer("-7"), -7);
 }
 
+TEST(ArgStream, UnderscoresAreReadAsDashesOnlyInLongFlagsOfEnginesThatDoSo) {
+    const std::vector<std::string> tokens{
+        "--tensor_parallel_size", "2", "--data_parallel", "4", "-t_p", "3", "--plain-flag"};
+    const rules::ArgStream vllm(tokens, true);
+    EXPECT_EQ(vllm.integer({"--tensor-parallel-size"}), 2);
+    EXPECT_EQ(vllm.integer({"--tensor_parallel_size"}), std::nullopt);  // read with dashes
+    const auto& flags = vllm.flags();
+    ASSERT_EQ(flags.size(), 4u);
+    EXPECT_TRUE(flags[1].abbreviates("--data-parallel-size"));
+    EXPECT_FALSE(flags[1].abbreviates("--data"));  // longer than what it would abbreviate
+    EXPECT_TRUE(flags[2].reads_as("-t_p"));        // a short flag keeps its spelling
+    EXPECT_FALSE(flags[2].reads_as("-t-p"));
+    EXPECT_TRUE(flags[3].abbreviates("--plain-flag-extra"));
+    EXPECT_FALSE(flags[3].abbreviates("--plain"));
+
+    const rules::ArgStream sglang(tokens, false);
+    EXPECT_EQ(sglang.integer({"--tensor-parallel-size"}), std::nullopt);
+    EXPECT_EQ(sglang.integer({"--tensor_parallel_size"}), 2);
+
+    EXPECT_TRUE(rules::same_flag_name("--a_b", "--a-b", true));
+    EXPECT_FALSE(rules::same_flag_name("--a_b", "--a-b", false));
+    EXPECT_FALSE(rules::same_flag_name("--a_b", "--a_b-c", true, true));
+    EXPECT_TRUE(rules::same_flag_name("--a_b", "--a-b-c", true, true));
+    EXPECT_FALSE(rules::same_flag_name("--a-b-c", "--a-b", true, true));
+}
+
 TEST(ArgStream, EngineIntegersAreReadAsPythonsIntReadsThem) {
     EXPECT_EQ(rules::parse_engine_integer("+4"), 4);
     EXPECT_EQ(rules::parse_engine_integer(" 2\n"), 2);

@@ -9,17 +9,33 @@
 
 namespace mdadmit::rules {
 
+// Whether `written` is `flag` once a long flag's `_` is read as `-` (positions past the
+// leading `--`), when `underscores` is set; `prefix` accepts `written` as the start of `flag`.
+bool same_flag_name(std::string_view written, std::string_view flag, bool underscores,
+                    bool prefix = false);
+
 // One flag as written in an argument list. `--flag value` and `--flag=value` are the same
 // flag; the value's index points at the token that holds it (the flag's own token for the
 // `=` form), so a finding about a value names that element.
 struct FlagOccurrence {
     std::string_view name;  // as written, cut at the first '='
-    // The name as the engine reads it (vLLM takes `--tensor_parallel_size` for
-    // `--tensor-parallel-size`); what lookups match.
-    std::string key;
     std::optional<std::string_view> value;
     std::size_t flag_index = 0;
     std::size_t value_index = 0;
+    // The name is read with its `_` as `-` (vLLM takes `--tensor_parallel_size` for
+    // `--tensor-parallel-size`): set for a long flag with a `_`, where the engine does so.
+    bool underscores_are_dashes = false;
+
+    // Whether the engine reads the name as `spelled`; compared in place, so that looking a
+    // flag up allocates nothing.
+    bool reads_as(std::string_view spelled) const {
+        return underscores_are_dashes ? same_flag_name(name, spelled, true) : name == spelled;
+    }
+    // Whether the name, as the engine reads it, begins `spelled` (an abbreviation of it).
+    bool abbreviates(std::string_view spelled) const {
+        return underscores_are_dashes ? same_flag_name(name, spelled, true, true)
+                                      : spelled.starts_with(name);
+    }
 };
 
 // The flags of an argument list, in order, up to a bare `--` (after which argparse reads only
