@@ -16,6 +16,7 @@ baseline=${1:?usage: bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]}
 duration=${2:-6}
 rounds=${3:-2}
 source bench/load/prepare.sh
+require_free_ports 18443 18445
 
 start() {
     "$1" --cert-file "$work/tls.crt" --key-file "$work/tls.key" --listen "127.0.0.1:$2" \

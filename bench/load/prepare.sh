@@ -16,3 +16,14 @@ cleanup() {
 trap cleanup EXIT
 certs/dev-certs.sh "$work" >/dev/null
 threads=$(nproc)
+
+# The servers bind with SO_REUSEPORT: a process left listening on a port would silently take a
+# share of the connections, so a port in use stops the benchmark.
+require_free_ports() {
+    for port in "$@"; do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "port $port is already in use on 127.0.0.1; stop what listens there" >&2
+            exit 1
+        fi
+    done
+}

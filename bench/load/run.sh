@@ -27,6 +27,7 @@ fi
 case=${MDADMIT_BENCH_CASE:-allowed}
 body=$([[ $case == allowed ]] && echo bench/data/review-allowed.json || echo examples/review-denied.json)
 declare -A ports=([ours]=18443 [nginx]=18444 [go]=18445)
+require_free_ports "${ports[@]}"
 
 "${server_cpu[@]}" "$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
     --listen "127.0.0.1:${ports[ours]}" --health-listen off --threads "$threads" \

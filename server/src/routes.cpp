@@ -19,20 +19,23 @@ HttpResponse error(int status, std::string_view reason, std::string_view message
 }
 
 HttpResponse text(int status, std::string body,
-                  std::string content_type = "text/plain; charset=utf-8") {
+                  std::string_view content_type = "text/plain; charset=utf-8") {
     HttpResponse out;
     out.status = status;
-    out.content_type = std::move(content_type);
+    out.content_type = content_type;
     out.body = std::move(body);
     return out;
 }
 
 bool is_json(std::string_view content_type) {
-    std::string media(content_type.substr(0, content_type.find(';')));
-    media.erase(media.find_last_not_of(" \t") + 1);
-    std::transform(media.begin(), media.end(), media.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return media == "application/json";
+    std::string_view media = content_type.substr(0, content_type.find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) {
+        media.remove_suffix(1);
+    }
+    constexpr std::string_view json = "application/json";
+    return std::equal(media.begin(), media.end(), json.begin(), json.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == b;
+    });
 }
 
 bool known_path(std::string_view path) {

@@ -30,9 +30,9 @@ struct HttpRequest {
 
 struct HttpResponse {
     int status = 200;
-    std::string content_type = "application/json";
+    std::string_view content_type = "application/json";  // one of the server's own
     std::string body;
-    std::string allow;  // the Allow header of a 405
+    std::string_view allow;  // the Allow header of a 405
     // The decision, for the log line; empty for requests that are not admission reviews.
     admission::Outcome admission;
     bool is_admission = false;

@@ -4,10 +4,12 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
 
+#include "http_response.hpp"
 #include "mdadmit/admission/review.hpp"
 #include "request_target.hpp"
 #include "tls_stream.hpp"
@@ -24,6 +26,8 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t header_limit = 16 * 1024;
 // The first read of a request; the buffer grows when a request needs more.
 constexpr std::size_t read_chunk = 4 * 1024;
+// The most a connection keeps between requests for the next body and answer.
+constexpr std::size_t spare_body_limit = 64 * 1024;
 
 // Counts a connection for its whole life, including in the registry of its thread.
 class ConnectionScope {
@@ -47,22 +51,11 @@ class ConnectionScope {
     SessionRegistry::Handle handle_;
 };
 
-http::response<http::string_body> to_beast(const HttpResponse& response, unsigned version,
-                                           bool keep_alive) {
-    http::response<http::string_body> out{static_cast<http::status>(response.status), version};
-    out.set(http::field::server, "mdadmit");
-    out.set(http::field::content_type, response.content_type);
-    if (!response.allow.empty()) {
-        out.set(http::field::allow, response.allow);
-    }
-    out.keep_alive(keep_alive);
-    out.body() = response.body;
-    out.prepare_payload();
-    return out;
-}
-
 void log_decision(const Log& log, const admission::Outcome& decision, int status,
                   std::chrono::nanoseconds latency) {
+    if (!log.enabled(LogLevel::info)) {
+        return;  // nothing to format
+    }
     std::string rule_ids;
     for (const auto& id : decision.rule_ids) {
         rule_ids += (rule_ids.empty() ? "" : ",") + id;
@@ -127,12 +120,11 @@ asio::awaitable<void> discard_unread_body(Stream& stream) {
 template <typename Stream>
 asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
                                       std::string_view reason, std::string_view message) {
-    HttpResponse response;
-    response.status = status;
-    response.body = admission::status_body(status, reason, message);
-    auto beast_response = to_beast(response, 11, false);
+    std::string wire;
+    write_response({status, "application/json", {}, 11, false, false},
+                   admission::status_body(status, reason, message), wire);
     stream.expires_after(env.timeouts.write);
-    auto [ec, bytes] = co_await http::async_write(stream, beast_response, use_tuple);
+    auto [ec, bytes] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
     env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
     // The rest of what the client sent stays unread: closing now could reset the connection
     // before the client has read the answer.
@@ -141,11 +133,124 @@ asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, i
     }
 }
 
+// Reads and writes without waiting, where the stream offers them: a TLS stream does; a plain
+// TCP stream (health and metrics) always goes through its asynchronous operations.
+bool has_buffered(const TlsStream& stream) {
+    return stream.has_buffered();
+}
+std::size_t read_now(TlsStream& stream, asio::mutable_buffer buffer, beast::error_code& ec) {
+    return stream.read_now(buffer, ec);
+}
+std::size_t write_now(TlsStream& stream, asio::const_buffer buffer, beast::error_code& ec) {
+    return stream.write_now(buffer, ec);
+}
+bool has_buffered(const beast::tcp_stream&) {
+    return false;
+}
+std::size_t read_now(beast::tcp_stream&, asio::mutable_buffer, beast::error_code&) {
+    return 0;
+}
+std::size_t write_now(beast::tcp_stream&, asio::const_buffer, beast::error_code&) {
+    return 0;
+}
+
+using RequestParser = http::request_parser<http::string_body>;
+
+// How reading a request ended.
+enum class ReadEnd {
+    complete,
+    over_limit,        // the body is longer than the limit: answered 413, then closed
+    header_too_large,  // answered 431
+    malformed,         // answered 400
+    gone,              // the client left or fell silent: closed without an answer
+};
+
+struct ReadOutcome {
+    ReadEnd end = ReadEnd::complete;
+    beast::error_code ec;
+};
+
+// Reads one request, parsing what `buffer` holds before reading more, so that a request that
+// arrived whole costs no further wait or completion handler. `on_header` runs once the header
+// is parsed (it sets the time the body has to arrive).
+template <typename Stream, typename OnHeader>
+asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& buffer,
+                                          RequestParser& parser, OnHeader on_header) {
+    bool header_done = false;
+    for (;;) {
+        if (buffer.size() != 0) {
+            beast::error_code ec;
+            buffer.consume(parser.put(buffer.data(), ec));
+            if (!header_done && parser.is_header_done()) {
+                header_done = true;
+                on_header();
+            }
+            if (ec == http::error::body_limit) {
+                // A Content-Length over the limit stops the parser with every header read,
+                // before it counts the header as done.
+                if (!header_done) {
+                    on_header();
+                }
+                co_return ReadOutcome{ReadEnd::over_limit, ec};
+            }
+            if (ec == http::error::header_limit) {
+                co_return ReadOutcome{ReadEnd::header_too_large, ec};
+            }
+            if (ec && ec != http::error::need_more) {
+                co_return ReadOutcome{header_done ? ReadEnd::gone : ReadEnd::malformed, ec};
+            }
+            if (parser.is_done()) {
+                co_return ReadOutcome{};
+            }
+            if (!ec && buffer.size() != 0) {
+                continue;  // the parser took a part; the rest follows in the same buffer
+            }
+        }
+        beast::error_code ec;
+        std::size_t bytes = 0;
+        const auto space = buffer.prepare(read_chunk);
+        if (has_buffered(stream)) {
+            bytes = read_now(stream, space, ec);
+        }
+        if (bytes == 0 && !ec) {
+            std::tie(ec, bytes) = co_await stream.async_read_some(space, use_tuple);
+        }
+        if (ec == asio::error::eof && parser.got_some() && !header_done) {
+            beast::error_code partial;
+            parser.put_eof(partial);  // a request cut short is malformed, and answered so
+            co_return ReadOutcome{ReadEnd::malformed, partial};
+        }
+        if (ec) {
+            co_return ReadOutcome{ReadEnd::gone, ec};
+        }
+        buffer.commit(bytes);
+    }
+}
+
+// Writes all of `bytes`: at once where the stream can take it, else waiting for it.
+template <typename Stream>
+asio::awaitable<beast::error_code> write_all(Stream& stream, std::string_view bytes,
+                                             Clock::duration timeout) {
+    beast::error_code ec;
+    const std::size_t done = write_now(stream, asio::buffer(bytes), ec);
+    if (ec || done == bytes.size()) {
+        co_return ec;
+    }
+    stream.expires_after(timeout);
+    auto [write_ec, written] =
+        co_await asio::async_write(stream, asio::buffer(bytes.substr(done)), use_tuple);
+    co_return write_ec;
+}
+
 // The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
 template <typename Stream>
 asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, ConnectionScope& scope,
                                  bool over_tls) {
     beast::flat_buffer buffer;
+    // Kept from one request to the next, so that a connection's requests after the first
+    // reuse their memory: the body read, and the answer written.
+    std::string spare_body;
+    std::string wire;
     bool first_request = true;
     for (;;) {
         if (env.registry.draining() && !first_request) {
@@ -167,39 +272,36 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         }
         first_request = false;
 
-        http::request_parser<http::string_body> parser;
+        RequestParser parser;
+        parser.get().body() = std::move(spare_body);
         parser.header_limit(header_limit);
         parser.body_limit(env.routes.options().body_limit);
         stream.expires_after(env.timeouts.header);
-        auto [header_ec, header_bytes] =
-            co_await http::async_read_header(stream, buffer, parser, use_tuple);
+        // The apiserver's ?timeout= also bounds how long the body may take to arrive.
+        Clock::time_point started;
+        Clock::time_point deadline;
+        const ReadOutcome read = co_await read_request(stream, buffer, parser, [&] {
+            started = Clock::now();
+            deadline = env.routes.deadline(started, parse_target(parser.get().target()).timeout);
+            stream.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
+        });
         // A Content-Length over the limit is known with the headers: answered 413 below
         // without reading the body.
-        bool over_limit = header_ec == http::error::body_limit;
-        if (header_ec && !over_limit) {
-            if (header_ec == http::error::header_limit) {
+        const bool over_limit = read.end == ReadEnd::over_limit;
+        switch (read.end) {
+            case ReadEnd::complete:
+            case ReadEnd::over_limit:
+                break;
+            case ReadEnd::header_too_large:
                 co_await write_and_close(stream, env, 431, "RequestHeaderFieldsTooLarge",
                                          "request headers too large");
-            } else if (header_ec != beast::error::timeout &&
-                       header_ec != http::error::end_of_stream && header_ec != asio::error::eof &&
-                       header_ec != asio::error::operation_aborted) {
-                co_await write_and_close(stream, env, 400, "BadRequest",
-                                         "malformed HTTP request: " + header_ec.message());
-            }
-            co_return;
-        }
-        // The apiserver's ?timeout= also bounds how long the body may take to arrive.
-        const Clock::time_point started = Clock::now();
-        const auto target = parse_target(parser.get().target());
-        const Clock::time_point deadline = env.routes.deadline(started, target.timeout);
-        stream.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
-        if (!over_limit && !parser.is_done()) {
-            auto [body_ec, body_bytes] =
-                co_await http::async_read(stream, buffer, parser, use_tuple);
-            over_limit = body_ec == http::error::body_limit;
-            if (body_ec && !over_limit) {
                 co_return;
-            }
+            case ReadEnd::malformed:
+                co_await write_and_close(stream, env, 400, "BadRequest",
+                                         "malformed HTTP request: " + read.ec.message());
+                co_return;
+            case ReadEnd::gone:
+                co_return;
         }
         const auto& request = parser.get();
         HttpRequest http_request{request.method_string(),
@@ -216,10 +318,10 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         // to close when the listener stops.
         const bool keep_alive =
             request.keep_alive() && !over_limit && !env.closing.load() && !env.registry.draining();
-        auto beast_response = to_beast(response, request.version(), keep_alive);
-        stream.expires_after(env.timeouts.write);
-        auto [write_ec, write_bytes] =
-            co_await http::async_write(stream, beast_response, use_tuple);
+        write_response({response.status, response.content_type, response.allow, request.version(),
+                        keep_alive, request.method() == http::verb::head},
+                       response.body, wire);
+        const beast::error_code write_ec = co_await write_all(stream, wire, env.timeouts.write);
         if (response.is_admission) {
             log_decision(env.log, response.admission, response.status, Clock::now() - started);
         } else if (response.status >= 400) {
@@ -232,6 +334,14 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         }
         if (write_ec || !keep_alive) {
             co_return;
+        }
+        // A big body's memory is given back rather than held by an idle connection.
+        if (parser.get().body().capacity() <= spare_body_limit) {
+            spare_body = std::move(parser.get().body());
+            spare_body.clear();
+        }
+        if (wire.capacity() > spare_body_limit) {
+            wire = std::string();
         }
     }
 }

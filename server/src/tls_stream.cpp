@@ -25,8 +25,8 @@ void TlsStream::shutdown() {
         SSL_shutdown(state_->ssl);
     }
     ERR_clear_error();
+    // close() sends what is queued and then the FIN, as a shutdown first would.
     boost::system::error_code ignored;
-    state_->socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     state_->socket.close(ignored);
     state_->closed = true;
 }

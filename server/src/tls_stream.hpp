@@ -75,6 +75,18 @@ class TlsStream {
         return start(Read{}, std::forward<Token>(token));
     }
 
+    // Without waiting: whether OpenSSL already holds bytes of the peer's that a read would
+    // return, and the read or write of what can be done at once (0 bytes when it would have to
+    // wait for the socket, for which the asynchronous operations are there). A caller with the
+    // data in hand saves the round through the executor an asynchronous operation costs.
+    bool has_buffered() const { return !state_->closed && SSL_has_pending(state_->ssl) == 1; }
+    std::size_t read_now(boost::asio::mutable_buffer buffer, boost::system::error_code& ec) {
+        return now(Read{buffer}, ec);
+    }
+    std::size_t write_now(boost::asio::const_buffer buffer, boost::system::error_code& ec) {
+        return now(Write{buffer, {}}, ec);
+    }
+
     // Beast writes a response as a header of many small buffers and a body: the longest prefix
     // up to one TLS record is joined and written as one record (one write to the socket),
     // instead of one record per buffer.
@@ -270,6 +282,28 @@ class TlsStream {
             return boost::asio::error::eof;
         }
     };
+
+    template <typename Step>
+    std::size_t now(Step step, boost::system::error_code& ec) {
+        ec = {};
+        if (state_->closed) {
+            ec = boost::asio::error::bad_descriptor;
+            return 0;
+        }
+        std::size_t bytes = 0;
+        ERR_clear_error();
+        errno = 0;
+        const int result = step.attempt(state_->ssl, bytes);
+        if (result == 1) {
+            return bytes;
+        }
+        const int error = SSL_get_error(state_->ssl, result);
+        if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) {
+            state_->failed = error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL;
+            ec = Operation<Step>::failure(error);
+        }
+        return 0;
+    }
 
     template <typename Step, typename Token>
     auto start(Step step, Token&& token) {

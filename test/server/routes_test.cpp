@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "http_response.hpp"
 #include "mdadmit/admission/review.hpp"
 #include "request_target.hpp"
 
@@ -114,6 +115,30 @@ TEST_F(RoutesTest, TheDeadlineIsTheApiserversTimeoutLessAMargin) {
     EXPECT_EQ(routes.deadline(now, std::chrono::milliseconds(1'000)),
               now + std::chrono::milliseconds(900));
     EXPECT_EQ(routes.deadline(now, std::nullopt), now + std::chrono::milliseconds(9'750));
+}
+
+TEST(ResponseWire, StatusLineHeadersAndBodyInOneBufferAsHttpSaysForEachVersionAndMethod) {
+    std::string wire = "left from the previous answer";
+    server::write_response({200, "application/json", {}, 11, true, false}, R"({"a":1})", wire);
+    EXPECT_EQ(wire,
+              "HTTP/1.1 200 OK\r\nServer: mdadmit\r\nContent-Type: application/json\r\n"
+              "Content-Length: 7\r\n\r\n{\"a\":1}");
+
+    server::write_response({405, "application/json", "GET, HEAD", 11, false, false}, "{}", wire);
+    EXPECT_EQ(wire,
+              "HTTP/1.1 405 Method Not Allowed\r\nServer: mdadmit\r\nContent-Type: "
+              "application/json\r\nAllow: GET, HEAD\r\nContent-Length: 2\r\nConnection: "
+              "close\r\n\r\n{}");
+
+    // HTTP/1.0 closes unless told to keep the connection; HEAD gets the length, not the body.
+    server::write_response({200, "text/plain", {}, 10, true, true}, "ok\n", wire);
+    EXPECT_EQ(wire,
+              "HTTP/1.0 200 OK\r\nServer: mdadmit\r\nContent-Type: text/plain\r\n"
+              "Content-Length: 3\r\nConnection: keep-alive\r\n\r\n");
+    server::write_response({503, "text/plain", {}, 10, false, false}, "", wire);
+    EXPECT_EQ(wire,
+              "HTTP/1.0 503 Service Unavailable\r\nServer: mdadmit\r\nContent-Type: "
+              "text/plain\r\nContent-Length: 0\r\n\r\n");
 }
 
 TEST(RequestTarget, PathsAndGoDurations) {
