@@ -180,7 +180,8 @@ asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& bu
     for (;;) {
         if (buffer.size() != 0) {
             beast::error_code ec;
-            buffer.consume(parser.put(buffer.data(), ec));
+            const std::size_t used = parser.put(buffer.data(), ec);
+            buffer.consume(used);
             if (!header_done && parser.is_header_done()) {
                 header_done = true;
                 on_header();
@@ -202,7 +203,7 @@ asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& bu
             if (parser.is_done()) {
                 co_return ReadOutcome{};
             }
-            if (!ec && buffer.size() != 0) {
+            if (!ec && used != 0 && buffer.size() != 0) {
                 continue;  // the parser took a part; the rest follows in the same buffer
             }
         }

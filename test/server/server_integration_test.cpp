@@ -76,6 +76,45 @@ TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
     EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 1\n"));
 }
 
+// Requests that arrive together are each answered in order, from what was already read; a
+// malformed one is answered 400 and closed.
+TEST(ServerOverTls, PipelinedRequestsAreAnsweredInOrderAMalformedOneIsRefusedAndClosed) {
+    ServerFixture fixture;
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+    const auto post = [](const std::string& body) {
+        return "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    client.write_raw(post(validate_review(admitted_object, "first")) +
+                     post(validate_review(admitted_object, "second")) +
+                     "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (const std::string uid : {"first", "second"}) {
+        const auto answer = client.read_response();
+        ASSERT_EQ(answer.status, 200) << client.last_error();
+        EXPECT_EQ(json::parse(answer.body).at("response").at("uid"), uid.c_str());
+    }
+    EXPECT_EQ(client.read_response().body, "ok\n");
+
+    HttpsClient garbage(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(garbage.connect()) << garbage.last_error();
+    garbage.write_raw("POST /validate HTTP/1.1\r\nHost x\r\n\r\n");
+    const auto malformed = garbage.read_response();
+    EXPECT_EQ(malformed.status, 400);
+    EXPECT_NE(malformed.body.find("malformed HTTP request"), std::string::npos) << malformed.body;
+    EXPECT_FALSE(malformed.keep_alive);
+
+    // Over TLS, a client that leaves without close_notify cannot be answered (OpenSSL writes
+    // nothing after that failure): the connection is closed, and others are still served.
+    HttpsClient cut(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(cut.connect()) << cut.last_error();
+    cut.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Le");
+    cut.close_write();
+    EXPECT_TRUE(cut.server_closes_within(std::chrono::seconds(2)));
+    EXPECT_EQ(client.request("GET", "/healthz").status, 200);
+}
+
 // Bodies of many TLS records each way: a 2 MiB review in, a denial of many findings out, on
 // one kept-alive connection.
 TEST(ServerOverTls, BodiesSpanningManyTlsRecordsBothWays) {

@@ -91,6 +91,12 @@ void HttpsClient::write_raw(const std::string& bytes) {
     asio::write(*stream_, asio::buffer(bytes));
 }
 
+void HttpsClient::close_write() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(*stream_).socket().shutdown(asio::ip::tcp::socket::shutdown_send,
+                                                        ignored);
+}
+
 bool HttpsClient::server_closes_within(std::chrono::milliseconds timeout) {
     beast::get_lowest_layer(*stream_).expires_after(timeout);
     char byte;

@@ -41,6 +41,8 @@ class HttpsClient {
     ClientResponse read_response();
     // Writes raw bytes on the established TLS stream (for trickling a request).
     void write_raw(const std::string& bytes);
+    // Ends the client's side of the TCP connection (a FIN, no close_notify); reads still work.
+    void close_write();
     // Reads until the server closes or `timeout` passes; true when the server closed.
     bool server_closes_within(std::chrono::milliseconds timeout);
     std::string peer_common_name();
