@@ -90,6 +90,7 @@ ParallelTable parse_table(const json::value& value, const FieldPath& path) {
         DataReader::field(object, "balanceShapes", path), path.member("balanceShapes"),
         DataReader::strings);
     out.multi_port_flags = flags(object, "multiPortFlags", path);
+    out.index_spellings();
     return out;
 }
 
@@ -183,6 +184,23 @@ const ParallelDegree* ParallelTable::degree(std::string_view name) const {
     const auto it = std::find_if(degrees.begin(), degrees.end(),
                                  [&](const ParallelDegree& d) { return d.name == name; });
     return it == degrees.end() ? nullptr : &*it;
+}
+
+void ParallelTable::index_spellings() {
+    spellings.clear();
+    for (std::size_t i = 0; i < degrees.size(); ++i) {
+        for (const auto& text : degrees[i].flags) {
+            spellings.push_back({text, Spelling::Kind::degree, i});
+        }
+    }
+    for (const auto& text : wiring_flags) {
+        spellings.push_back({text, Spelling::Kind::wiring, 0});
+    }
+    for (const auto& text : narrowing_modes) {
+        spellings.push_back({text, Spelling::Kind::narrowing, 0});
+    }
+    std::stable_sort(spellings.begin(), spellings.end(),
+                     [](const Spelling& a, const Spelling& b) { return a.text < b.text; });
 }
 
 }  // namespace mdadmit::rules

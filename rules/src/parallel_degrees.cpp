@@ -1,6 +1,7 @@
 #include "parallel_degrees.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace mdadmit::rules {
@@ -15,43 +16,47 @@ struct Resolved {
     const ParallelDegree* degree = nullptr;
 };
 
-// Calls `visit(spelling, what it is)` for every spelling of the table.
-template <typename Visit>
-void for_each_spelling(const ParallelTable& table, Visit visit) {
-    for (const auto& degree : table.degrees) {
-        for (const auto& spelled : degree.flags) {
-            visit(spelled, Resolved{Resolved::Kind::degree, &degree});
-        }
+Resolved resolved(const ParallelTable& table, const ParallelTable::Spelling& spelling) {
+    switch (spelling.kind) {
+        case ParallelTable::Spelling::Kind::degree:
+            return {Resolved::Kind::degree, &table.degrees[spelling.degree]};
+        case ParallelTable::Spelling::Kind::wiring:
+            return {Resolved::Kind::wiring, nullptr};
+        case ParallelTable::Spelling::Kind::narrowing:
+            break;
     }
-    for (const auto& spelled : table.wiring_flags) {
-        visit(spelled, Resolved{Resolved::Kind::wiring, nullptr});
-    }
-    for (const auto& spelled : table.narrowing_modes) {
-        visit(spelled, Resolved{Resolved::Kind::narrowing, nullptr});
-    }
+    return {Resolved::Kind::narrowing, nullptr};
 }
 
 Resolved resolve(const ParallelTable& table, const FlagOccurrence& flag,
                  const FlagSpelling& spelling) {
-    Resolved exact;
-    for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
-        if (flag.reads_as(spelled)) {
-            exact = resolved;
-        }
-    });
-    if (exact.kind != Resolved::Kind::none || !spelling.unique_prefixes ||
-        !flag.name.starts_with("--")) {
-        return exact;
+    std::string dashed;  // only for a name whose `_` the engine reads as `-`
+    std::string_view name = flag.name;
+    if (flag.underscores_are_dashes) {
+        dashed.assign(name);
+        std::replace(dashed.begin() + 2, dashed.end(), '_', '-');
+        name = dashed;
     }
-    Resolved found;
-    std::size_t matches = 0;
-    for_each_spelling(table, [&](const std::string& spelled, Resolved resolved) {
-        if (flag.abbreviates(spelled)) {
-            ++matches;
-            found = resolved;
-        }
-    });
-    return matches == 1 ? found : Resolved{};
+    const auto& all = table.spellings;
+    const auto first = std::lower_bound(all.begin(), all.end(), name,
+                                        [](const ParallelTable::Spelling& entry,
+                                           std::string_view text) { return entry.text < text; });
+    auto past_exact = first;
+    while (past_exact != all.end() && past_exact->text == name) {
+        ++past_exact;
+    }
+    if (past_exact != first) {
+        return resolved(table, *std::prev(past_exact));  // listed twice: the later one counts
+    }
+    if (!spelling.unique_prefixes || !name.starts_with("--")) {
+        return {};
+    }
+    // The spellings `name` abbreviates sort together, right after where `name` would be.
+    auto past_prefixed = first;
+    while (past_prefixed != all.end() && std::string_view(past_prefixed->text).starts_with(name)) {
+        ++past_prefixed;
+    }
+    return past_prefixed - first == 1 ? resolved(table, *first) : Resolved{};
 }
 
 }  // namespace

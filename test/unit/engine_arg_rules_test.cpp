@@ -240,6 +240,16 @@ TEST(Parallelism, PrefixesAndTheEndOfOptions) {
                             "[{name: s, resources: {accelerator: 1}, extraArgs: [--, "
                             "--tensor-parallel-size, '2']}]")
                     .empty());
+    // The prefix may be written with underscores; a prefix of two spellings (pipeline and
+    // prefill-context) is neither.
+    EXPECT_EQ(
+        parallelism("vLLM",
+                    "[{name: s, resources: {accelerator: 1}, extraArgs: [--pipeline_par, '2']}]")
+            .size(),
+        1u);
+    EXPECT_TRUE(
+        parallelism("vLLM", "[{name: s, resources: {accelerator: 1}, extraArgs: [--p, '2']}]")
+            .empty());
     // Python's int() reads `+2` and `1_0`.
     EXPECT_EQ(parallelism("vLLM",
                           "[{name: s, resources: {accelerator: 1}, extraArgs: [-tp, "

@@ -188,7 +188,19 @@ struct ParallelTable {
     std::vector<std::vector<std::string>> balance_shapes;
     std::vector<std::string> multi_port_flags;
 
+    // Every spelling of the degrees, wiring flags and narrowing modes, in that order and then
+    // sorted by text (stably), so that a role's flags are looked up rather than each compared
+    // with every spelling. Built by index_spellings().
+    struct Spelling {
+        std::string text;
+        enum class Kind { degree, wiring, narrowing } kind = Kind::degree;
+        std::size_t degree = 0;  // in `degrees`, for a degree's spelling
+    };
+    std::vector<Spelling> spellings;
+
     const ParallelDegree* degree(std::string_view name) const;
+    // Fills `spellings` from the lists above; called once they are read.
+    void index_spellings();
 };
 
 // Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`.
