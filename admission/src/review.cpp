@@ -36,9 +36,12 @@ std::string truncated(std::string text, std::size_t limit) {
     return text + "...";
 }
 
-// The envelope of every answer up to the response's `allowed`; the caller writes the rest of
-// the response object and then calls close_review.
-void open_review(const ReviewEnvelope& envelope, bool allowed, JsonWriter& json) {
+// An AdmissionReview whose response has the request's uid, `allowed`, and then whatever
+// `write_rest` writes into the response object.
+template <typename WriteRest>
+std::string review(const ReviewEnvelope& envelope, bool allowed, WriteRest write_rest) {
+    std::string out;
+    JsonWriter json(out);
     json.reserve(typical_review_bytes);
     json.begin_object();
     json.key("apiVersion");
@@ -51,11 +54,10 @@ void open_review(const ReviewEnvelope& envelope, bool allowed, JsonWriter& json)
     json.string(envelope.uid);
     json.key("allowed");
     json.boolean(allowed);
-}
-
-void close_review(JsonWriter& json) {
+    write_rest(json);
     json.end_object();
     json.end_object();
+    return out;
 }
 
 void write_warnings(const std::vector<std::string>& warnings, JsonWriter& json) {
@@ -102,18 +104,54 @@ std::string base64(std::string_view bytes) {
     return out;
 }
 
+// The Status of a denial: every deny finding as a cause, and all of them in the message.
+void write_denial(const ObjectIdentity& object, const rules::Evaluation& evaluation,
+                  JsonWriter& json) {
+    const auto denials = evaluation.with_severity(rules::Severity::deny);
+    const auto text_of = [](const rules::Finding& finding) {
+        return finding.message + " [" + finding.rule + "]";
+    };
+    std::string message;
+    for (const auto* finding : denials) {
+        message += (message.empty() ? "" : "; ") + field_of(*finding) + ": " + text_of(*finding);
+    }
+    json.key("status");
+    json.begin_object();
+    write_failure(422, "Invalid", message, json);
+    json.key("details");
+    json.begin_object();
+    json.key("name");
+    json.string(object.name);
+    json.key("group");
+    json.string(object.group);
+    json.key("kind");
+    json.string(object.kind);
+    json.key("causes");
+    json.begin_array();
+    for (const auto* finding : denials) {
+        json.begin_object();
+        json.key("reason");
+        json.string("FieldValueInvalid");
+        json.key("field");
+        json.string(field_of(*finding));
+        json.key("message");
+        json.string(text_of(*finding));
+        json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+    json.end_object();
+}
+
 }  // namespace
 
 std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_patch) {
-    std::string out;
-    JsonWriter json(out);
-    open_review(envelope, true, json);
-    json.key("patchType");
-    json.string("JSONPatch");
-    json.key("patch");
-    json.string(base64(json_patch));
-    close_review(json);
-    return out;
+    return review(envelope, true, [&](JsonWriter& json) {
+        json.key("patchType");
+        json.string("JSONPatch");
+        json.key("patch");
+        json.string(base64(json_patch));
+    });
 }
 
 std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
@@ -133,72 +171,27 @@ std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
 
 std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity& object,
                            const rules::Evaluation& evaluation) {
-    std::string out;
-    JsonWriter json(out);
-    open_review(envelope, evaluation.allowed(), json);
-    if (!evaluation.allowed()) {
-        const auto denials = evaluation.with_severity(rules::Severity::deny);
-        const auto text_of = [](const rules::Finding& finding) {
-            return finding.message + " [" + finding.rule + "]";
-        };
-        std::string message;
-        for (const auto* finding : denials) {
-            message +=
-                (message.empty() ? "" : "; ") + field_of(*finding) + ": " + text_of(*finding);
+    return review(envelope, evaluation.allowed(), [&](JsonWriter& json) {
+        if (!evaluation.allowed()) {
+            write_denial(object, evaluation, json);
         }
-        json.key("status");
-        json.begin_object();
-        write_failure(422, "Invalid", message, json);
-        json.key("details");
-        json.begin_object();
-        json.key("name");
-        json.string(object.name);
-        json.key("group");
-        json.string(object.group);
-        json.key("kind");
-        json.string(object.kind);
-        json.key("causes");
-        json.begin_array();
-        for (const auto* finding : denials) {
-            json.begin_object();
-            json.key("reason");
-            json.string("FieldValueInvalid");
-            json.key("field");
-            json.string(field_of(*finding));
-            json.key("message");
-            json.string(text_of(*finding));
-            json.end_object();
-        }
-        json.end_array();
-        json.end_object();
-        json.end_object();
-    }
-    write_warnings(warning_lines(evaluation), json);
-    close_review(json);
-    return out;
+        write_warnings(warning_lines(evaluation), json);
+    });
 }
 
 std::string allowed_review(const ReviewEnvelope& envelope,
                            const std::vector<std::string>& warnings) {
-    std::string out;
-    JsonWriter json(out);
-    open_review(envelope, true, json);
-    write_warnings(warnings, json);
-    close_review(json);
-    return out;
+    return review(envelope, true, [&](JsonWriter& json) { write_warnings(warnings, json); });
 }
 
 std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,
                           std::string_view message) {
-    std::string out;
-    JsonWriter json(out);
-    open_review(envelope, false, json);
-    json.key("status");
-    json.begin_object();
-    write_failure(code, reason, message, json);
-    json.end_object();
-    close_review(json);
-    return out;
+    return review(envelope, false, [&](JsonWriter& json) {
+        json.key("status");
+        json.begin_object();
+        write_failure(code, reason, message, json);
+        json.end_object();
+    });
 }
 
 std::string status_body(int code, std::string_view reason, std::string_view message) {

@@ -91,12 +91,11 @@ bool spells(std::string_view written, std::string_view flag, std::string_view sh
     if (spelling.dotted_members) {
         written = written.substr(0, written.find('.'));
     }
-    if (same_flag_name(written, flag, spelling.underscores)) {
-        return true;
+    if (!same_flag_name(written, flag, spelling.underscores, true)) {
+        return false;  // neither the flag nor a start of it
     }
-    return spelling.unique_prefixes && !shortest_prefix.empty() &&
-           written.size() >= shortest_prefix.size() &&
-           same_flag_name(written, flag, spelling.underscores, true);
+    return written.size() == flag.size() || (spelling.unique_prefixes && !shortest_prefix.empty() &&
+                                             written.size() >= shortest_prefix.size());
 }
 
 }  // namespace mdadmit::rules

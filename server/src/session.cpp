@@ -117,22 +117,6 @@ asio::awaitable<void> discard_unread_body(Stream& stream) {
     }
 }
 
-template <typename Stream>
-asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
-                                      std::string_view reason, std::string_view message) {
-    std::string wire;
-    write_response({status, "application/json", {}, 11, false, false},
-                   admission::status_body(status, reason, message), wire);
-    stream.expires_after(env.timeouts.write);
-    auto [ec, bytes] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
-    env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
-    // The rest of what the client sent stays unread: closing now could reset the connection
-    // before the client has read the answer.
-    if (!ec) {
-        co_await discard_unread_body(stream);
-    }
-}
-
 // Reads and writes without waiting, where the stream offers them: a TLS stream does; a plain
 // TCP stream (health and metrics) always goes through its asynchronous operations.
 bool has_buffered(const TlsStream& stream) {
@@ -152,6 +136,36 @@ std::size_t read_now(beast::tcp_stream&, asio::mutable_buffer, beast::error_code
 }
 std::size_t write_now(beast::tcp_stream&, asio::const_buffer, beast::error_code&) {
     return 0;
+}
+
+// Writes all of `bytes`: at once where the stream can take it, else waiting for it.
+template <typename Stream>
+asio::awaitable<beast::error_code> write_all(Stream& stream, std::string_view bytes,
+                                             Clock::duration timeout) {
+    beast::error_code ec;
+    const std::size_t done = write_now(stream, asio::buffer(bytes), ec);
+    if (ec || done == bytes.size()) {
+        co_return ec;
+    }
+    stream.expires_after(timeout);
+    auto [write_ec, written] =
+        co_await asio::async_write(stream, asio::buffer(bytes.substr(done)), use_tuple);
+    co_return write_ec;
+}
+
+template <typename Stream>
+asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, int status,
+                                      std::string_view reason, std::string_view message) {
+    std::string wire;
+    write_response({status, "application/json", {}, 11, false, false},
+                   admission::status_body(status, reason, message), wire);
+    const beast::error_code ec = co_await write_all(stream, wire, env.timeouts.write);
+    env.metrics.observe_request({"other", status, "", "", false}, std::chrono::nanoseconds(0));
+    // The rest of what the client sent stays unread: closing now could reset the connection
+    // before the client has read the answer.
+    if (!ec) {
+        co_await discard_unread_body(stream);
+    }
 }
 
 using RequestParser = http::request_parser<http::string_body>;
@@ -182,16 +196,13 @@ asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& bu
             beast::error_code ec;
             const std::size_t used = parser.put(buffer.data(), ec);
             buffer.consume(used);
-            if (!header_done && parser.is_header_done()) {
+            // A Content-Length over the limit stops the parser with every header read, before
+            // it counts the header as done.
+            if (!header_done && (parser.is_header_done() || ec == http::error::body_limit)) {
                 header_done = true;
                 on_header();
             }
             if (ec == http::error::body_limit) {
-                // A Content-Length over the limit stops the parser with every header read,
-                // before it counts the header as done.
-                if (!header_done) {
-                    on_header();
-                }
                 co_return ReadOutcome{ReadEnd::over_limit, ec};
             }
             if (ec == http::error::header_limit) {
@@ -226,21 +237,6 @@ asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& bu
         }
         buffer.commit(bytes);
     }
-}
-
-// Writes all of `bytes`: at once where the stream can take it, else waiting for it.
-template <typename Stream>
-asio::awaitable<beast::error_code> write_all(Stream& stream, std::string_view bytes,
-                                             Clock::duration timeout) {
-    beast::error_code ec;
-    const std::size_t done = write_now(stream, asio::buffer(bytes), ec);
-    if (ec || done == bytes.size()) {
-        co_return ec;
-    }
-    stream.expires_after(timeout);
-    auto [write_ec, written] =
-        co_await asio::async_write(stream, asio::buffer(bytes.substr(done)), use_tuple);
-    co_return write_ec;
 }
 
 // The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
@@ -312,8 +308,7 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                                  over_limit,
                                  over_tls,
                                  started};
-        HttpResponse response;
-        response = co_await answer(env, http_request);
+        const HttpResponse response = co_await answer(env, http_request);
         // After a cut-short body the stream cannot be read further. Once shutting down,
         // every answer tells the client to reconnect, so that few idle connections are left
         // to close when the listener stops.

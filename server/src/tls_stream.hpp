@@ -192,37 +192,20 @@ class TlsStream {
                 self.complete(ec, 0);
                 return;
             }
-            if (state->closed) {
-                finish(self, initiating, boost::asio::error::bad_descriptor, 0);
+            const Attempt attempt = try_step(*state, step);
+            if (!attempt.wait) {
+                finish(self, initiating, attempt.ec, attempt.bytes);
                 return;
             }
-            std::size_t bytes = 0;
-            int result = 1;
-            if (!step.empty()) {
-                ERR_clear_error();
-                errno = 0;
-                result = step.attempt(state->ssl, bytes);
-            }
-            if (result == 1) {
-                finish(self, initiating, {}, bytes);
+            if (state->cancelled) {
+                finish(self, initiating, boost::asio::error::operation_aborted, 0);
                 return;
             }
-            const int error = SSL_get_error(state->ssl, result);
-            if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-                if (state->cancelled) {
-                    finish(self, initiating, boost::asio::error::operation_aborted, 0);
-                    return;
-                }
-                if (Clock::now() >= state->expiry) {
-                    finish(self, initiating, boost::beast::error::timeout, 0);
-                    return;
-                }
-                wait(self, error == SSL_ERROR_WANT_READ ? boost::asio::socket_base::wait_read
-                                                        : boost::asio::socket_base::wait_write);
+            if (Clock::now() >= state->expiry) {
+                finish(self, initiating, boost::beast::error::timeout, 0);
                 return;
             }
-            state->failed = error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL;
-            finish(self, initiating, failure(error), 0);
+            wait(self, *attempt.wait);
         }
 
         template <typename Self>
@@ -263,46 +246,66 @@ class TlsStream {
                                                    self(ec);
                                                }));
         }
+    };
 
-        // An OpenSSL failure as an error code: the client leaving is end of file.
-        static boost::system::error_code failure(int error) {
-            if (error == SSL_ERROR_ZERO_RETURN) {
-                return boost::asio::error::eof;
-            }
-            const unsigned long queued = ERR_get_error();
-            if (ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-                return boost::asio::error::eof;  // gone without close_notify
-            }
-            if (queued != 0) {
-                return {static_cast<int>(queued), boost::asio::error::get_ssl_category()};
-            }
-            if (error == SSL_ERROR_SYSCALL && errno != 0) {
-                return {errno, boost::system::system_category()};
-            }
-            return boost::asio::error::eof;
-        }
+    // One try of a step, without waiting: finished (with an error or the bytes done), or
+    // the wait on the socket it needs first.
+    struct Attempt {
+        std::optional<boost::asio::socket_base::wait_type> wait;
+        boost::system::error_code ec;
+        std::size_t bytes = 0;
     };
 
     template <typename Step>
-    std::size_t now(Step step, boost::system::error_code& ec) {
-        ec = {};
-        if (state_->closed) {
-            ec = boost::asio::error::bad_descriptor;
-            return 0;
+    static Attempt try_step(State& state, Step& step) {
+        if (state.closed) {
+            return {std::nullopt, boost::asio::error::bad_descriptor, 0};
         }
         std::size_t bytes = 0;
-        ERR_clear_error();
-        errno = 0;
-        const int result = step.attempt(state_->ssl, bytes);
+        int result = 1;
+        if (!step.empty()) {
+            ERR_clear_error();
+            errno = 0;
+            result = step.attempt(state.ssl, bytes);
+        }
         if (result == 1) {
-            return bytes;
+            return {std::nullopt, {}, bytes};
         }
-        const int error = SSL_get_error(state_->ssl, result);
-        if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) {
-            state_->failed = error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL;
-            ec = Operation<Step>::failure(error);
+        const int error = SSL_get_error(state.ssl, result);
+        if (error == SSL_ERROR_WANT_READ) {
+            return {boost::asio::socket_base::wait_read, {}, 0};
         }
-        return 0;
+        if (error == SSL_ERROR_WANT_WRITE) {
+            return {boost::asio::socket_base::wait_write, {}, 0};
+        }
+        state.failed = error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL;
+        return {std::nullopt, failure(error), 0};
+    }
+
+    // An OpenSSL failure as an error code: the client leaving is end of file.
+    static boost::system::error_code failure(int error) {
+        if (error == SSL_ERROR_ZERO_RETURN) {
+            return boost::asio::error::eof;
+        }
+        const unsigned long queued = ERR_get_error();
+        if (ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+            return boost::asio::error::eof;  // gone without close_notify
+        }
+        if (queued != 0) {
+            return {static_cast<int>(queued), boost::asio::error::get_ssl_category()};
+        }
+        if (error == SSL_ERROR_SYSCALL && errno != 0) {
+            return {errno, boost::system::system_category()};
+        }
+        return boost::asio::error::eof;
+    }
+
+    // A step tried once, for read_now and write_now: 0 bytes when it would have to wait.
+    template <typename Step>
+    std::size_t now(Step step, boost::system::error_code& ec) {
+        const Attempt attempt = try_step(*state_, step);
+        ec = attempt.ec;
+        return attempt.bytes;
     }
 
     template <typename Step, typename Token>
