@@ -15,13 +15,13 @@ namespace json = boost::json;
 constexpr std::string_view judged_group = "worker.gpustack.ai";
 constexpr std::string_view judged_kind = "ModelDeployment";
 
-std::string text_at(const json::object* object, std::string_view key) {
+std::string_view text_at(const json::object* object, std::string_view key) {
     if (object == nullptr) {
         return {};
     }
     const json::value* value = object->if_contains(key);
-    return value != nullptr && value->is_string() ? std::string(value->get_string())
-                                                  : std::string();
+    return value != nullptr && value->is_string() ? std::string_view(value->get_string())
+                                                  : std::string_view();
 }
 
 const json::object* object_at(const json::object* object, std::string_view key) {
@@ -64,6 +64,19 @@ std::string_view unjudged_kind_label(std::string_view group, std::string_view ki
     return "other";
 }
 
+// An empty outcome with the memory of `used`'s texts and list.
+Outcome emptied(Outcome used) {
+    Outcome out;
+    for (const auto member : {&Outcome::body, &Outcome::uid, &Outcome::operation, &Outcome::kind,
+                              &Outcome::namespace_name, &Outcome::name, &Outcome::user}) {
+        (used.*member).clear();
+        (out.*member).swap(used.*member);
+    }
+    used.counts.findings.clear();
+    out.counts.findings.swap(used.counts.findings);
+    return out;
+}
+
 Outcome http_error(int status, std::string_view reason, std::string message) {
     Outcome out;
     out.http_status = status;
@@ -94,7 +107,8 @@ Admission::Admission(Judge judge, const rules::RuleData& data, MutationOptions m
 
 std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::string_view body,
                                                    const rules::InstanceTypes* instance_types,
-                                                   Clock::time_point deadline) const {
+                                                   Clock::time_point deadline,
+                                                   Outcome storage) const {
     // One request's JSON lives in a per-thread arena: no allocator calls while parsing.
     thread_local std::array<unsigned char, 64 * 1024> arena;
     json::monotonic_resource resource(arena.data(), arena.size());
@@ -111,7 +125,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
             "request body is not valid JSON: " + std::string(rules::non_finite_number));
     }
     const json::object* review = document.if_object();
-    const std::string api_version = text_at(review, "apiVersion");
+    const std::string_view api_version = text_at(review, "apiVersion");
     if (review == nullptr || text_at(review, "kind") != "AdmissionReview" ||
         (api_version != "admission.k8s.io/v1" && api_version != "admission.k8s.io/v1beta1")) {
         return http_error(400, "BadRequest",
@@ -121,7 +135,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     if (request == nullptr) {
         return http_error(400, "BadRequest", "the AdmissionReview has no request");
     }
-    Outcome out;
+    Outcome out = emptied(std::move(storage));
     out.uid = text_at(request, "uid");
     if (out.uid.empty()) {
         return http_error(400, "BadRequest", "request.uid is missing");
@@ -154,16 +168,13 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
         if (!identity) {
             // Other kinds and operations, and Pods of no ModelDeployment (which the
             // objectSelector should not have sent) are admitted as they are.
-            out.body = allowed_review(envelope);
+            out.body = allowed_review(envelope, {}, std::move(out.body));
             return out;
         }
         // The Pod outlives this request's arena while its ModelDeployment is looked up.
-        return PendingPod{out.namespace_name,
-                          identity->deployment,
-                          json::value(*pod, json::storage_ptr()),
-                          *identity,
-                          envelope,
-                          std::move(out)};
+        return PendingPod{
+            out.namespace_name, identity->deployment,     json::value(*pod, json::storage_ptr()),
+            *identity,          std::string(api_version), std::move(out)};
     }
     const bool judged = text_at(kind, "group") == judged_group && out.kind == judged_kind;
     if (!judged || operation == rules::Operation::remove ||
@@ -172,13 +183,14 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
             out.counts.unjudged_kind = unjudged_kind_label(text_at(kind, "group"), out.kind);
         }
         out.verdict = "allowed";
-        out.body = allowed_review(envelope);
+        out.body = allowed_review(envelope, {}, std::move(out.body));
         return out;
     }
     if (Clock::now() >= deadline) {
         out.verdict = "error";
         out.body = failed_review(envelope, 504, "Timeout",
-                                 "the request's deadline passed before it was judged");
+                                 "the request's deadline passed before it was judged",
+                                 std::move(out.body));
         return out;
     }
     try {
@@ -189,12 +201,11 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
                     instance_types, operation});
         for (const auto& finding : evaluation.findings) {
-            out.rule_ids.push_back(finding.rule);
             out.counts.findings.push_back({finding.rule, finding.severity, finding.enforced});
         }
         out.verdict = evaluation.allowed() ? "allowed" : "denied";
-        out.body =
-            verdict_review(envelope, {out.name, std::string(judged_group), out.kind}, evaluation);
+        out.body = verdict_review(envelope, {out.name, judged_group, out.kind}, evaluation,
+                                  std::move(out.body));
     } catch (const std::exception& e) {
         out.counts.panic = true;
         out.verdict = "error";
@@ -207,6 +218,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
 Outcome Admission::complete(PendingPod pending, const Lookup& lookup,
                             const rules::InstanceTypes* instance_types) const {
     Outcome out = std::move(pending.outcome);
+    const ReviewEnvelope envelope{pending.api_version, out.uid};
     out.counts.lookup = lookup.status;
     if (lookup.status != Lookup::Status::found) {
         const std::string key = pending.namespace_name + "/" + pending.deployment;
@@ -216,17 +228,17 @@ Outcome Admission::complete(PendingPod pending, const Lookup& lookup,
                 : "ModelDeployment " + key + " could not be read (" + lookup.error + ")";
         if (mutation_.deny_when_unreadable) {
             out.verdict = "error";
-            out.body = failed_review(pending.envelope, 503, "ServiceUnavailable", problem);
+            out.body = failed_review(envelope, 503, "ServiceUnavailable", problem);
         } else {
-            out.body = allowed_review(pending.envelope,
-                                      {"mdadmit: " + problem + "; Pod admitted unchanged"});
+            out.body =
+                allowed_review(envelope, {"mdadmit: " + problem + "; Pod admitted unchanged"});
         }
         return out;
     }
     const json::array patch = rules::mutate_pod(pending.pod, pending.identity, *lookup.object,
                                                 data_, instance_types, mutation_.containers);
-    out.body = patch.empty() ? allowed_review(pending.envelope)
-                             : patch_review(pending.envelope, json::serialize(patch));
+    out.body =
+        patch.empty() ? allowed_review(envelope) : patch_review(envelope, json::serialize(patch));
     return out;
 }
 

@@ -11,7 +11,7 @@ void AuditTally::add(const rules::Evaluation& evaluation) {
     ++objects;
     refused += evaluation.allowed() ? 0 : 1;
     for (const auto& finding : evaluation.findings) {
-        ++violations[{finding.rule, finding.severity, finding.enforced}];
+        ++violations[{std::string(finding.rule), finding.severity, finding.enforced}];
     }
 }
 

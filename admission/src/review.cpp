@@ -1,6 +1,8 @@
 #include "mdadmit/admission/review.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "json_writer.hpp"
 
@@ -12,35 +14,83 @@ constexpr std::size_t max_warning_bytes = 256;
 // Room for an answer without findings, so that writing it grows the string once.
 constexpr std::size_t typical_review_bytes = 512;
 
-std::string field_of(const rules::Finding& finding) {
-    return finding.path.empty() ? "(object)" : finding.path;
+std::string_view field_of(const rules::Finding& finding) {
+    return finding.path.empty() ? std::string_view("(object)") : std::string_view(finding.path);
+}
+
+bool is_control(unsigned char c) {
+    return c < 0x20 || c == 0x7f;
 }
 
 std::string without_control_characters(std::string_view text) {
     std::string out(text);
-    std::replace_if(
-        out.begin(), out.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
+    std::replace_if(out.begin(), out.end(), is_control, ' ');
     return out;
 }
 
-// Cuts at most `limit` bytes without splitting a UTF-8 sequence.
-std::string truncated(std::string text, std::size_t limit) {
-    if (text.size() <= limit) {
-        return text;
+// One warning as the apiserver shows it: "rule-id: field: message", control characters as
+// spaces, cut to at most max_warning_bytes (ending in "..." without splitting a UTF-8
+// sequence). Built on the stack: an admitted review's warnings cost no allocation.
+class WarningLine {
+  public:
+    explicit WarningLine(const rules::Finding& finding) {
+        append(finding.rule);
+        append(finding.enforced ? ": " : " (would deny): ");
+        append(field_of(finding));
+        append(": ");
+        append(finding.message);
+        if (size_ > max_warning_bytes) {
+            std::size_t cut = max_warning_bytes - 3;
+            while (cut > 0 && (static_cast<unsigned char>(bytes_[cut]) & 0xC0) == 0x80) {
+                --cut;
+            }
+            std::copy_n("...", 3, bytes_.begin() + static_cast<std::ptrdiff_t>(cut));
+            size_ = cut + 3;
+        }
     }
-    std::size_t cut = limit - 3;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-        --cut;
+
+    std::string_view text() const { return {bytes_.data(), size_}; }
+
+  private:
+    // Keeps one byte past the limit, which tells a line that must be cut.
+    void append(std::string_view piece) {
+        for (const char c : piece) {
+            if (size_ == bytes_.size()) {
+                return;
+            }
+            bytes_[size_++] = is_control(static_cast<unsigned char>(c)) ? ' ' : c;
+        }
     }
-    text.resize(cut);
-    return text + "...";
+
+    std::array<char, max_warning_bytes + 1> bytes_;
+    std::size_t size_ = 0;
+};
+
+// Calls `line` with each distinct warning line of the evaluation's warn findings, in order.
+template <typename Line>
+void for_each_warning(const rules::Evaluation& evaluation, Line line) {
+    const auto& findings = evaluation.findings;
+    for (auto it = findings.begin(); it != findings.end(); ++it) {
+        if (it->severity != rules::Severity::warn) {
+            continue;
+        }
+        const WarningLine current(*it);
+        const bool repeated = std::any_of(findings.begin(), it, [&](const rules::Finding& earlier) {
+            return earlier.severity == rules::Severity::warn &&
+                   WarningLine(earlier).text() == current.text();
+        });
+        if (!repeated) {
+            line(current.text());
+        }
+    }
 }
 
 // An AdmissionReview whose response has the request's uid, `allowed`, and then whatever
-// `write_rest` writes into the response object.
+// `write_rest` writes into the response object; written into `out`'s memory.
 template <typename WriteRest>
-std::string review(const ReviewEnvelope& envelope, bool allowed, WriteRest write_rest) {
-    std::string out;
+std::string review(const ReviewEnvelope& envelope, bool allowed, WriteRest write_rest,
+                   std::string out = {}) {
+    out.clear();
     JsonWriter json(out);
     json.reserve(typical_review_bytes);
     json.begin_object();
@@ -109,11 +159,14 @@ void write_denial(const ObjectIdentity& object, const rules::Evaluation& evaluat
                   JsonWriter& json) {
     const auto denials = evaluation.with_severity(rules::Severity::deny);
     const auto text_of = [](const rules::Finding& finding) {
-        return finding.message + " [" + finding.rule + "]";
+        return finding.message + " [" + std::string(finding.rule) + "]";
     };
     std::string message;
     for (const auto* finding : denials) {
-        message += (message.empty() ? "" : "; ") + field_of(*finding) + ": " + text_of(*finding);
+        message.append(message.empty() ? "" : "; ")
+            .append(field_of(*finding))
+            .append(": ")
+            .append(text_of(*finding));
     }
     json.key("status");
     json.begin_object();
@@ -156,42 +209,47 @@ std::string patch_review(const ReviewEnvelope& envelope, std::string_view json_p
 
 std::vector<std::string> warning_lines(const rules::Evaluation& evaluation) {
     std::vector<std::string> out;
-    for (const auto* finding : evaluation.with_severity(rules::Severity::warn)) {
-        std::string line =
-            truncated(without_control_characters(finding->rule +
-                                                 (finding->enforced ? ": " : " (would deny): ") +
-                                                 field_of(*finding) + ": " + finding->message),
-                      max_warning_bytes);
-        if (std::find(out.begin(), out.end(), line) == out.end()) {
-            out.push_back(std::move(line));
-        }
-    }
+    for_each_warning(evaluation, [&out](std::string_view line) { out.emplace_back(line); });
     return out;
 }
 
 std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity& object,
-                           const rules::Evaluation& evaluation) {
-    return review(envelope, evaluation.allowed(), [&](JsonWriter& json) {
+                           const rules::Evaluation& evaluation, std::string storage) {
+    const auto write_rest = [&](JsonWriter& json) {
         if (!evaluation.allowed()) {
             write_denial(object, evaluation, json);
         }
-        write_warnings(warning_lines(evaluation), json);
-    });
+        bool first = true;
+        for_each_warning(evaluation, [&](std::string_view line) {
+            if (std::exchange(first, false)) {
+                json.key("warnings");
+                json.begin_array();
+            }
+            json.string(line);
+        });
+        if (!first) {
+            json.end_array();
+        }
+    };
+    return review(envelope, evaluation.allowed(), write_rest, std::move(storage));
 }
 
-std::string allowed_review(const ReviewEnvelope& envelope,
-                           const std::vector<std::string>& warnings) {
-    return review(envelope, true, [&](JsonWriter& json) { write_warnings(warnings, json); });
+std::string allowed_review(const ReviewEnvelope& envelope, const std::vector<std::string>& warnings,
+                           std::string storage) {
+    return review(
+        envelope, true, [&](JsonWriter& json) { write_warnings(warnings, json); },
+        std::move(storage));
 }
 
 std::string failed_review(const ReviewEnvelope& envelope, int code, std::string_view reason,
-                          std::string_view message) {
-    return review(envelope, false, [&](JsonWriter& json) {
+                          std::string_view message, std::string storage) {
+    const auto write_rest = [&](JsonWriter& json) {
         json.key("status");
         json.begin_object();
         write_failure(code, reason, message, json);
         json.end_object();
-    });
+    };
+    return review(envelope, false, write_rest, std::move(storage));
 }
 
 std::string status_body(int code, std::string_view reason, std::string_view message) {

@@ -98,8 +98,8 @@ void print_junit(const std::vector<Judged>& judged, bool warnings_as_errors,
         inputs::JunitCase c{item.document->source, item.name, "", ""};
         std::size_t counted = 0;
         for (const auto& f : item.evaluation.findings) {
-            c.details += std::string(rules::to_string(f.severity)) + " " + f.rule + " " + f.path +
-                         ": " + f.message + "\n";
+            c.details += std::string(rules::to_string(f.severity)) + " " + std::string(f.rule) +
+                         " " + f.path + ": " + f.message + "\n";
             counted += f.severity == rules::Severity::deny || warnings_as_errors ? 1 : 0;
         }
         if (counted > 0) {

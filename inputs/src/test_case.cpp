@@ -266,7 +266,7 @@ std::string TestCase::label() const {
 }
 
 std::string finding_key(const rules::Finding& finding) {
-    return finding.rule + "@" + finding.path;
+    return std::string(finding.rule) + "@" + finding.path;
 }
 
 rules::Result<std::vector<TestCase>> parse_cases(const std::vector<Document>& documents) {

@@ -205,7 +205,7 @@ void artifact_ref(const RuleContext& ctx, FindingSink& sink) {
             if (!volumes[k].mount_path || volumes[k].mount_path->empty()) {
                 continue;
             }
-            const std::string& mount = *volumes[k].mount_path;
+            const std::string_view mount = *volumes[k].mount_path;
             for (const auto& reserved : artifact.mount_paths) {
                 if (encloses(mount, reserved) || encloses(reserved, mount)) {
                     sink.report(

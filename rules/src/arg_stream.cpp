@@ -33,7 +33,18 @@ bool same_flag_name(std::string_view written, std::string_view flag, bool unders
     return true;
 }
 
+ArgStream::ArgStream(std::span<const std::string_view> tokens, bool underscores_are_dashes,
+                     std::pmr::memory_resource* memory)
+    : flags_(memory) {
+    read(tokens, underscores_are_dashes);
+}
+
 ArgStream::ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes) {
+    read(tokens, underscores_are_dashes);
+}
+
+template <typename Tokens>
+void ArgStream::read(const Tokens& tokens, bool underscores_are_dashes) {
     flags_.reserve(tokens.size());  // one allocation, at most one flag per token
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view token = tokens[i];

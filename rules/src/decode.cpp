@@ -18,7 +18,10 @@ namespace json = boost::json;
 // the problem with its field path.
 class Reader {
   public:
-    explicit Reader(std::vector<DecodeProblem>& problems) : problems_(problems) {}
+    Reader(std::vector<DecodeProblem>& problems, Memory memory)
+        : problems_(problems), memory_(memory) {}
+
+    Memory memory() const { return memory_; }
 
     static const json::value* member(const json::object* object, std::string_view key) {
         return object == nullptr ? nullptr : object->if_contains(key);
@@ -57,7 +60,7 @@ class Reader {
         return value->get_bool();
     }
 
-    std::optional<std::string> string(const json::value* value, const FieldPath& path) {
+    std::optional<std::string_view> string(const json::value* value, const FieldPath& path) {
         if (value == nullptr || value->is_null()) {
             return std::nullopt;
         }
@@ -65,7 +68,7 @@ class Reader {
             mismatch(*value, path, "a string");
             return std::nullopt;
         }
-        return std::string(value->get_string());
+        return std::string_view(value->get_string());
     }
 
     std::optional<std::int64_t> integer(const json::value* value, const FieldPath& path) {
@@ -94,31 +97,30 @@ class Reader {
         return parsed;
     }
 
-    // One entry per element (bounded), "" for a non-string element, so indices stay aligned.
-    std::optional<std::vector<std::string>> strings(const json::value* value,
-                                                    const FieldPath& path) {
+    // Fills `out` with one entry per element (bounded), "" for a non-string element, so
+    // indices stay aligned. False when the value is not a list.
+    bool strings(const json::value* value, const FieldPath& path, List<std::string_view>& out) {
         const json::array* items = array(value, path);
         if (items == nullptr) {
-            return std::nullopt;
+            return false;
         }
-        std::vector<std::string> out;
         const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
         out.reserve(count);
         for (std::size_t i = 0; i < count; ++i) {
-            out.push_back(string(&(*items)[i], path.element(i)).value_or(std::string()));
+            out.push_back(string(&(*items)[i], path.element(i)).value_or(std::string_view()));
         }
-        return out;
+        return true;
     }
 
-    // One decoded entry per element of a list of objects (bounded), so indices stay aligned
-    // with field paths; an element that is not an object is decoded from null.
+    // Fills `out` with one decoded entry per element of a list of objects (bounded), so
+    // indices stay aligned with field paths; an element that is not an object is decoded
+    // from null.
     template <typename T>
-    std::vector<T> objects(const json::value* value, const FieldPath& path,
-                           T (*decode)(Reader&, const json::object*, const FieldPath&)) {
-        std::vector<T> out;
+    void objects(const json::value* value, const FieldPath& path,
+                 T (*decode)(Reader&, const json::object*, const FieldPath&), List<T>& out) {
         const json::array* items = array(value, path);
         if (items == nullptr) {
-            return out;
+            return;
         }
         const std::size_t count = std::min(items->size(), limits::max_list_entries_read);
         out.reserve(count);
@@ -126,7 +128,6 @@ class Reader {
             const FieldPath item_path = path.element(k);
             out.push_back(decode(*this, object(&(*items)[k], item_path), item_path));
         }
-        return out;
     }
 
     void problem(const FieldPath& path, std::string message) {
@@ -140,6 +141,7 @@ class Reader {
     }
 
     std::vector<DecodeProblem>& problems_;
+    Memory memory_;
 };
 
 EngineKind engine_kind(std::string_view name) {
@@ -188,7 +190,7 @@ PortSpec decode_port(Reader& in, const json::object* item, const FieldPath& path
     PortSpec port;
     port.port = in.integer(Reader::member(item, "port"), path.member("port"));
     if (auto protocol = in.string(Reader::member(item, "protocol"), path.member("protocol"))) {
-        port.protocol = std::move(*protocol);
+        port.protocol = *protocol;
     }
     return port;
 }
@@ -207,7 +209,7 @@ bool is_mount_field(std::string_view key) {
 }
 
 Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path) {
-    Volume volume;
+    Volume volume(in.memory());
     volume.name = in.string(Reader::member(item, "name"), path.member("name")).value_or("");
     volume.mount_path = in.string(Reader::member(item, "mountPath"), path.member("mountPath"));
     volume.sub_path = in.string(Reader::member(item, "subPath"), path.member("subPath"));
@@ -232,13 +234,13 @@ Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path
 }
 
 Role decode_role(Reader& in, const json::object* object, std::size_t index, const FieldPath& path) {
-    Role role;
+    Role role(in.memory());
     role.index = index;
     role.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
     if (auto kind = in.string(Reader::member(object, "kind"), path.member("kind"))) {
         role.kind = role_kind(*kind);
         if (role.kind == RoleKind::unknown) {
-            in.problem(path.member("kind"), "unknown role kind \"" + *kind +
+            in.problem(path.member("kind"), "unknown role kind \"" + std::string(*kind) +
                                                 "\"; expected Server, Prefill, Decode or Encode");
         }
     }
@@ -250,15 +252,16 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
     role.resources =
         decode_resources(in, Reader::member(object, "resources"), path.member("resources"));
     role.image = in.string(Reader::member(object, "image"), path.member("image"));
-    role.ports =
-        in.objects<PortSpec>(Reader::member(object, "ports"), path.member("ports"), decode_port);
-    role.command = in.strings(Reader::member(object, "command"), path.member("command"));
-    role.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
-                          .value_or(std::vector<std::string>{});
-    role.env =
-        in.objects<EnvVar>(Reader::member(object, "env"), path.member("env"), decode_env_var);
-    role.additional_volumes = in.objects<Volume>(Reader::member(object, "additionalVolumes"),
-                                                 path.member("additionalVolumes"), decode_volume);
+    in.objects<PortSpec>(Reader::member(object, "ports"), path.member("ports"), decode_port,
+                         role.ports);
+    List<std::string_view> command(in.memory());
+    if (in.strings(Reader::member(object, "command"), path.member("command"), command)) {
+        role.command.emplace(std::move(command));
+    }
+    in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"), role.extra_args);
+    in.objects<EnvVar>(Reader::member(object, "env"), path.member("env"), decode_env_var, role.env);
+    in.objects<Volume>(Reader::member(object, "additionalVolumes"),
+                       path.member("additionalVolumes"), decode_volume, role.additional_volumes);
     role.privileged =
         in.boolean(Reader::member(object, "privileged"), path.member("privileged")).value_or(false);
     const FieldPath topology_path = path.member("topology");
@@ -280,12 +283,11 @@ std::optional<Router> decode_router(Reader& in, const json::value* value, const 
     if (object == nullptr) {
         return std::nullopt;
     }
-    Router router;
+    Router router(in.memory());
     router.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
     router.image = in.string(Reader::member(object, "image"), path.member("image"));
     router.replicas = in.integer(Reader::member(object, "replicas"), path.member("replicas"));
-    router.extra_args = in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"))
-                            .value_or(std::vector<std::string>{});
+    in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"), router.extra_args);
     router.request_timeout_seconds = in.integer(Reader::member(object, "requestTimeoutSeconds"),
                                                 path.member("requestTimeoutSeconds"));
     router.disaggregation_threshold_tokens =
@@ -296,9 +298,9 @@ std::optional<Router> decode_router(Reader& in, const json::value* value, const 
 
 }  // namespace
 
-Decoded decode_model_deployment(const json::value& value) {
-    Decoded out;
-    Reader in(out.problems);
+Decoded decode_model_deployment(const json::value& value, Memory memory) {
+    Decoded out{ModelDeployment(memory), {}};
+    Reader in(out.problems, memory);
     const FieldPath root;
     if (!value.is_object()) {
         in.problem(root, "a ModelDeployment must be a JSON object, got " +
@@ -343,7 +345,7 @@ Decoded decode_model_deployment(const json::value& value) {
         md.engine_name = *name;
         if (md.engine == EngineKind::unknown) {
             in.problem(engine_path.member("name"),
-                       "unknown engine \"" + *name + "\"; expected vLLM or SGLang");
+                       "unknown engine \"" + std::string(*name) + "\"; expected vLLM or SGLang");
         }
     }
     md.engine_version = in.string(Reader::member(engine, "version"), engine_path.member("version"));
@@ -369,6 +371,7 @@ Decoded decode_model_deployment(const json::value& value) {
     const FieldPath roles_path = spec_path.member("roles");
     if (const auto* roles = in.array(Reader::member(spec, "roles"), roles_path)) {
         const std::size_t count = std::min(roles->size(), limits::max_roles_read);
+        md.roles.reserve(count);
         for (std::size_t i = 0; i < count; ++i) {
             const FieldPath role_path = roles_path.element(i);
             if (const auto* role = in.object(&(*roles)[i], role_path)) {

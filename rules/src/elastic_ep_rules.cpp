@@ -13,19 +13,18 @@ constexpr std::string_view max_dp_degree = "elastic-ep-max-dp";
 
 // The parallel degrees of an elastic role, read as vLLM reads them from its extraArgs (an
 // elastic role never takes `command`).
-DeclaredParallelism elastic_parallelism(const RuleData& data, const Role& role) {
-    const ParallelTable* table = data.parallel_table(EngineKind::vllm);
+DeclaredParallelism elastic_parallelism(const RuleContext& ctx, const Role& role) {
+    const ParallelTable* table = ctx.data.parallel_table(EngineKind::vllm);
     if (table == nullptr) {
         return {};
     }
-    const FlagSpelling spelling = data.spelling(EngineKind::vllm);
-    return read_parallelism(*table, ArgStream(role.extra_args, spelling.underscores), "extraArgs",
-                            role.env, spelling);
+    const FlagSpelling spelling = ctx.data.spelling(EngineKind::vllm);
+    return read_parallelism(*table, ArgStream(role.extra_args, spelling.underscores, ctx.memory),
+                            "extraArgs", role.env, spelling, ctx.memory);
 }
 
 std::int64_t max_data_parallel(const DeclaredParallelism& declared) {
-    const std::string name(max_dp_degree);
-    return declared.declared(name) ? declared.value(name) : 0;
+    return declared.declared(max_dp_degree) ? declared.value(max_dp_degree) : 0;
 }
 
 void elastic_shape(const RuleContext& ctx, const RoleFacts& role, const std::string& who,
@@ -132,7 +131,7 @@ void elastic_ep(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         elastic_owned(ctx, role, who, sink);
-        const DeclaredParallelism declared = elastic_parallelism(ctx.data, r);
+        const DeclaredParallelism declared = elastic_parallelism(ctx, r);
         if (!declared.problems.empty()) {
             continue;  // parallelism reports the malformed degree
         }
@@ -167,8 +166,8 @@ bool same_resources(const Resources& a, const Resources& b) {
 void elastic_frozen(const RuleContext& ctx, const Role& role, const Role& before,
                     FindingSink& sink) {
     const std::string path = "spec.roles[" + std::to_string(role.index) + "]";
-    const DeclaredParallelism now = elastic_parallelism(ctx.data, role);
-    const DeclaredParallelism then = elastic_parallelism(ctx.data, before);
+    const DeclaredParallelism now = elastic_parallelism(ctx, role);
+    const DeclaredParallelism then = elastic_parallelism(ctx, before);
     if (now.problems.empty() && then.problems.empty()) {
         if (now.value("tensor") != then.value("tensor")) {
             sink.report(RuleId::elastic_ep_update, path + ".extraArgs",

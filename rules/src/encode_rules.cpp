@@ -8,9 +8,9 @@ namespace mdadmit::rules {
 
 namespace {
 
-std::vector<const RoleFacts*> encode_roles(const DeploymentFacts& facts) {
-    std::vector<const RoleFacts*> out;
-    for (const auto& role : facts.roles) {
+List<const RoleFacts*> encode_roles(const RuleContext& ctx) {
+    List<const RoleFacts*> out(ctx.memory);
+    for (const auto& role : ctx.facts.roles) {
         if (role.role->kind == RoleKind::encode) {
             out.push_back(&role);
         }
@@ -19,7 +19,7 @@ std::vector<const RoleFacts*> encode_roles(const DeploymentFacts& facts) {
 }
 
 void encode_shape(const RuleContext& ctx, FindingSink& sink) {
-    const auto encoders = encode_roles(ctx.facts);
+    const auto encoders = encode_roles(ctx);
     if (encoders.empty()) {
         return;
     }
@@ -66,7 +66,7 @@ void encode_matrix(const RuleContext& ctx, FindingSink& sink) {
         ctx.data.encode_matrix.begin(), ctx.data.encode_matrix.end(), [&](const EncodeRow& r) {
             return r.router == router->name && r.engine == ctx.model.engine;
         });
-    for (const RoleFacts* encoder : encode_roles(ctx.facts)) {
+    for (const RoleFacts* encoder : encode_roles(ctx)) {
         if (row == ctx.data.encode_matrix.end()) {
             std::vector<std::string> admitted;
             for (const auto& r : ctx.data.encode_matrix) {
@@ -106,7 +106,7 @@ void encode_platform_unknown(const RuleContext& ctx, FindingSink& sink) {
     if (!ctx.facts.platforms_resolved || ctx.facts.router == nullptr) {
         return;
     }
-    for (const RoleFacts* encoder : encode_roles(ctx.facts)) {
+    for (const RoleFacts* encoder : encode_roles(ctx)) {
         if (encoder->platform != Platform::unknown) {
             continue;
         }

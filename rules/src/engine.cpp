@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory_resource>
 #include <unordered_set>
 
 #include "mdadmit/rules/decode.hpp"
@@ -159,7 +160,11 @@ Evaluation Engine::evaluate(const Review& review) const {
         return evaluation;
     }
     FindingSink sink(state_->dispositions, evaluation.findings);
-    Decoded decoded = decode_model_deployment(review.object);
+    // The typed model, its facts and the rules' scratch space live in a per-thread arena for
+    // the length of one evaluation: judging a typical object calls no allocator.
+    thread_local std::array<std::byte, 256 * 1024> arena;
+    std::pmr::monotonic_buffer_resource memory(arena.data(), arena.size());
+    Decoded decoded = decode_model_deployment(review.object, &memory);
     std::vector<DecodeProblem> structural = std::move(decoded.problems);
     if (state_->options.structure_check == StructureCheck::full) {
         structural = with_schema_problems(state_->schema.check(review.object), structural);
@@ -169,13 +174,14 @@ Evaluation Engine::evaluate(const Review& review) const {
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");
     }
     // The semantic rules judge what is well-formed: the decoder left malformed values absent.
-    DeploymentFacts facts = derive_facts(decoded.model, state_->data, review.instance_types);
-    RuleContext context{decoded.model, facts, state_->data, review.object};
+    DeploymentFacts facts =
+        derive_facts(decoded.model, state_->data, review.instance_types, &memory);
+    RuleContext context{decoded.model, facts, state_->data, review.object, &memory};
     std::optional<Decoded> old;
     std::optional<DeploymentFacts> old_facts;
     if (review.operation == Operation::update && review.old_object != nullptr) {
-        old = decode_model_deployment(*review.old_object);
-        old_facts = derive_facts(old->model, state_->data, review.instance_types);
+        old = decode_model_deployment(*review.old_object, &memory);
+        old_facts = derive_facts(old->model, state_->data, review.instance_types, &memory);
         context.old_object = review.old_object;
         context.old_model = &old->model;
         context.old_facts = &*old_facts;

@@ -68,8 +68,8 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
     }
     const FlagSpelling spelling = ctx.data.spelling(ctx.model.engine);
     for (const auto& role : ctx.facts.roles) {
-        const DeclaredParallelism declared =
-            read_parallelism(*table, role.args, role.args_field, role.role->env, spelling);
+        const DeclaredParallelism declared = read_parallelism(*table, role.args, role.args_field,
+                                                              role.role->env, spelling, ctx.memory);
         for (const auto& problem : declared.problems) {
             sink.report(RuleId::parallelism, role.path() + "." + problem.field,
                         code(problem.written) + " on role " + code(role.role->name) +
@@ -89,14 +89,14 @@ void parallelism(const RuleContext& ctx, FindingSink& sink) {
             resources.sliced() || resources.partitioned() || role.mode == ServingMode::elastic_ep) {
             continue;
         }
-        const MemberWidth width = member_width(*table, declared);
+        const MemberWidth width = member_width(*table, declared, ctx.memory);
         if (width.accelerators <= *cards) {
             continue;
         }
         std::string message = "role " + code(role.role->name) + " runs " +
                               std::to_string(width.accelerators) + " accelerators per member (" +
-                              join(width.factors, " x ", " x ") +
-                              ") but resources.accelerator is " + resources.accelerator->text();
+                              width.factors_text() + ") but resources.accelerator is " +
+                              resources.accelerator->text();
         if (role.role->size > 1) {
             message += "; size " + std::to_string(role.role->size) +
                        " does not help, the width is per member";

@@ -82,27 +82,32 @@ const RoleFacts* DeploymentFacts::first_of_kind(RoleKind kind) const {
 }
 
 DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
-                             const InstanceTypes* instance_types) {
-    DeploymentFacts facts;
-    facts.model = &model;
-    facts.router = model.router ? data.router(model.router->name) : nullptr;
+                             const InstanceTypes* instance_types, Memory memory) {
+    // The streams and lists are built in place: moving one into a member would copy it out
+    // of `memory`.
+    DeploymentFacts facts{
+        .model = &model,
+        .router = model.router ? data.router(model.router->name) : nullptr,
+        .router_args =
+            model.router ? ArgStream(model.router->extra_args, false, memory) : ArgStream(),
+        .roles = List<RoleFacts>(memory),
+    };
     // An object being deleted is judged without other objects, as the operator judges it.
     facts.platforms_resolved = !model.being_deleted;
     facts.instance_types_known =
         facts.platforms_resolved && instance_types != nullptr && !instance_types->empty();
-    if (model.router) {
-        facts.router_args = ArgStream(model.router->extra_args);
-    }
     const bool under_llm_d = model.router && model.router->name == "llm-d-router";
     bool has_prefill = false;
     bool has_decode = false;
     facts.roles.reserve(model.roles.size());
     for (const Role& role : model.roles) {
-        RoleFacts rf;
-        rf.role = &role;
-        rf.arg_tokens = role.takes_over() ? &*role.command : &role.extra_args;
-        rf.args_field = role.takes_over() ? "command" : "extraArgs";
-        rf.args = ArgStream(*rf.arg_tokens, data.spelling(model.engine).underscores);
+        const List<std::string_view>& tokens = role.takes_over() ? *role.command : role.extra_args;
+        RoleFacts rf{
+            .role = &role,
+            .arg_tokens = &tokens,
+            .args = ArgStream(tokens, data.spelling(model.engine).underscores, memory),
+            .args_field = role.takes_over() ? "command" : "extraArgs",
+        };
         rf.sglang_dp_attention = attention_dp(rf.args, data.parallel_table(model.engine));
         rf.vllm_rank_per_member = rank_per_member(rf.args, data.parallel_table(model.engine));
         rf.mode = serving_mode(role, model.engine, rf);

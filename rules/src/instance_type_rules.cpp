@@ -3,7 +3,6 @@
 // Judged only when the cluster's InstanceTypes are known and the object is not being deleted.
 #include <algorithm>
 #include <array>
-#include <map>
 
 #include "rule_context.hpp"
 #include "text_syntax.hpp"
@@ -41,10 +40,10 @@ void instance_type_exists(const RuleContext& ctx, FindingSink& sink) {
 }
 
 void instance_type_capacity(const RuleContext& ctx, FindingSink& sink) {
-    std::map<std::string, std::size_t> roles_per_type;
-    for (const auto& role : ctx.facts.roles) {
-        ++roles_per_type[role.role->instance_type.value_or("")];
-    }
+    const auto roles_on = [&ctx](std::string_view type_name) {
+        return std::count_if(ctx.facts.roles.begin(), ctx.facts.roles.end(),
+                             [&](const auto& r) { return r.role->instance_type == type_name; });
+    };
     for (const auto& role : ctx.facts.roles) {
         const InstanceType* type = acceleratable_type(role);
         const Resources& resources = role.role->resources;
@@ -52,8 +51,8 @@ void instance_type_capacity(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         const Quantity& asked = *resources.accelerator;
-        const std::string& type_name = *role.role->instance_type;
-        if (asked.is_zero() && roles_per_type[type_name] > 1) {
+        const std::string_view type_name = *role.role->instance_type;
+        if (asked.is_zero() && roles_on(type_name) > 1) {
             sink.report(RuleId::instance_type_capacity, resources_path(role) + ".accelerator",
                         "role " + code(role.role->name) + " asks for 0 accelerators on " +
                             code(type_name) +
@@ -97,7 +96,7 @@ void instance_type_slicing(const RuleContext& ctx, FindingSink& sink) {
             (!resources.partitioned() && !resources.sliced())) {
             continue;
         }
-        const std::string& type_name = *role.role->instance_type;
+        const std::string_view type_name = *role.role->instance_type;
         if (resources.partitioned()) {
             const std::string path = resources_path(role) + ".acceleratorPartitionedProfile";
             if (!type->partitioning) {

@@ -61,15 +61,32 @@ Resolved resolve(const ParallelTable& table, const FlagOccurrence& flag,
 
 }  // namespace
 
-std::int64_t DeclaredParallelism::value(const std::string& degree) const {
-    const auto it = values.find(degree);
+std::int64_t DeclaredParallelism::value(std::string_view degree) const {
+    const auto it = std::find_if(values.begin(), values.end(),
+                                 [degree](const auto& entry) { return entry.first == degree; });
     return it == values.end() ? 1 : it->second;
 }
 
+bool DeclaredParallelism::declared(std::string_view degree) const {
+    return std::any_of(values.begin(), values.end(),
+                       [degree](const auto& entry) { return entry.first == degree; });
+}
+
+void DeclaredParallelism::set(std::string_view degree, std::int64_t value) {
+    for (auto& entry : values) {
+        if (entry.first == degree) {
+            entry.second = value;
+            return;
+        }
+    }
+    values.emplace_back(degree, value);
+}
+
 DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream& args,
-                                     std::string_view args_field, const std::vector<EnvVar>& env,
-                                     const FlagSpelling& spelling) {
-    DeclaredParallelism out;
+                                     std::string_view args_field, std::span<const EnvVar> env,
+                                     const FlagSpelling& spelling, Memory memory) {
+    DeclaredParallelism out{.values = List<std::pair<std::string_view, std::int64_t>>(memory),
+                            .problems = {}};
     const auto token_field = [&](std::size_t index) {
         return std::string(args_field) + "[" + std::to_string(index) + "]";
     };
@@ -89,7 +106,7 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
         }
         const auto value = flag.value ? parse_engine_integer(*flag.value) : std::nullopt;
         if (value && *value >= degree->minimum) {
-            out.values[degree->name] = *value;
+            out.set(degree->name, *value);
             continue;
         }
         out.problems.push_back(
@@ -107,7 +124,7 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
                          [](const auto& d) { return d.use == DegreeUse::data_local; });
         if (out.value(degree.name) > 1 ||
             (local != table.degrees.end() && out.declared(local->name) &&
-             out.values[local->name] == 0)) {
+             out.value(local->name) == 0)) {
             continue;
         }
         for (std::size_t k = env.size(); k-- > 0;) {
@@ -116,10 +133,10 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
             }
             const auto value = parse_engine_integer(env[k].value);
             if (value && *value >= degree.minimum) {
-                out.values[degree.name] = *value;
+                out.set(degree.name, *value);
             } else {
-                out.problems.push_back(
-                    {"env[" + std::to_string(k) + "]", degree.env, env[k].value, degree.minimum});
+                out.problems.push_back({"env[" + std::to_string(k) + "]", degree.env,
+                                        std::string(env[k].value), degree.minimum});
             }
             break;  // the last entry is the one the Pod gets
         }
@@ -132,16 +149,28 @@ DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream
     return out;
 }
 
-MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared) {
-    MemberWidth out;
-    const auto multiply = [&](const std::string& name, std::int64_t value) {
+std::string MemberWidth::factors_text() const {
+    std::string text;
+    for (const auto& [name, value] : factors) {
+        text.append(text.empty() ? "" : " x ")
+            .append(name)
+            .append(" ")
+            .append(std::to_string(value));
+    }
+    return text;
+}
+
+MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared,
+                         Memory memory) {
+    MemberWidth out{.factors = List<std::pair<std::string_view, std::int64_t>>(memory)};
+    const auto multiply = [&](std::string_view name, std::int64_t value) {
         if (value == 1) {
             return;
         }
         if (__builtin_mul_overflow(out.accelerators, value, &out.accelerators)) {
             out.accelerators = std::numeric_limits<std::int64_t>::max();
         }
-        out.factors.push_back(name + " " + std::to_string(value));
+        out.factors.emplace_back(name, value);
     };
     const ParallelDegree* data = nullptr;
     const ParallelDegree* local = nullptr;

@@ -4,9 +4,10 @@
 // rule (parallelism) and the Elastic EP rules.
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mdadmit/rules/arg_stream.hpp"
@@ -24,28 +25,33 @@ struct DegreeProblem {
 };
 
 struct DeclaredParallelism {
-    std::map<std::string, std::int64_t> values;  // effective values by degree name
-    std::vector<DegreeProblem> problems;         // every malformed occurrence
-    bool wired = false;                          // a flag wires ranks over nodes or Pods
+    // Effective values by degree name (the table's names, a handful), in the order declared.
+    List<std::pair<std::string_view, std::int64_t>> values;
+    std::vector<DegreeProblem> problems;  // every malformed occurrence
+    bool wired = false;                   // a flag wires ranks over nodes or Pods
     bool narrowed = false;  // a mode or degree narrows data parallelism into the member
 
-    std::int64_t value(const std::string& degree) const;  // 1 when undeclared
-    bool declared(const std::string& degree) const { return values.count(degree) != 0; }
+    std::int64_t value(std::string_view degree) const;  // 1 when undeclared
+    bool declared(std::string_view degree) const;
+    void set(std::string_view degree, std::int64_t value);
 };
 
 // Reads the degrees of `table` from a role's argument stream (`args` over `tokens`, named
 // `args_field`) and environment. Unique prefixes of the table's long flags resolve to them
-// when the engine's parser takes abbreviations.
+// when the engine's parser takes abbreviations. The values are kept in `memory`.
 DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream& args,
-                                     std::string_view args_field, const std::vector<EnvVar>& env,
-                                     const FlagSpelling& spelling);
+                                     std::string_view args_field, std::span<const EnvVar> env,
+                                     const FlagSpelling& spelling, Memory memory);
 
-// One member's width of accelerators, with its factors for messages ("tensor 2"). Saturates
-// at the int64 maximum.
+// One member's width of accelerators, with the degrees that make it up for messages
+// ("tensor 2"). Saturates at the int64 maximum.
 struct MemberWidth {
     std::int64_t accelerators = 1;
-    std::vector<std::string> factors;
+    List<std::pair<std::string_view, std::int64_t>> factors;
+
+    std::string factors_text() const;  // "tensor 2 x data 4"
 };
-MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared);
+MemberWidth member_width(const ParallelTable& table, const DeclaredParallelism& declared,
+                         Memory memory);
 
 }  // namespace mdadmit::rules

@@ -17,8 +17,8 @@ std::vector<bool> candidates(CandidateRule rule, std::int64_t size) {
 }
 
 std::string service_url(const ModelDeployment& model, const RoleFacts& role) {
-    return "http://" + model.name + "-" + role.role->name + "." + model.namespace_name +
-           ".svc:" + std::to_string(role.serving_port);
+    return "http://" + std::string(model.name) + "-" + std::string(role.role->name) + "." +
+           std::string(model.namespace_name) + ".svc:" + std::to_string(role.serving_port);
 }
 
 std::string replace_all(std::string text, std::string_view placeholder, const std::string& value) {

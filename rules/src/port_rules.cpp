@@ -19,7 +19,8 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
     if (!one_port) {
         std::vector<std::string> listing;
         for (const auto& role : roles) {
-            listing.push_back(role.role->name + " " + std::to_string(role.serving_port));
+            listing.push_back(std::string(role.role->name) + " " +
+                              std::to_string(role.serving_port));
         }
         sink.report(RuleId::port_uniformity, "spec.router",
                     "routed roles serve on different ports: " + join(listing, ", ", ", "),
@@ -30,7 +31,8 @@ void port_uniformity(const RuleContext& ctx, FindingSink& sink) {
         if (!role.role->ports.empty() && role.role->ports.front().protocol != "TCP") {
             sink.report(RuleId::port_uniformity, role.path() + ".ports[0].protocol",
                         "serving port of role " + code(role.role->name) + " uses " +
-                            role.role->ports.front().protocol + "; routed roles serve over TCP",
+                            std::string(role.role->ports.front().protocol) +
+                            "; routed roles serve over TCP",
                         "set protocol: TCP or remove it");
         }
         for (const auto& flag : role.args.flags()) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory_resource>
 
 #include "rule_context.hpp"
 #include "text_syntax.hpp"
@@ -41,28 +42,29 @@ void role_kinds(const RuleContext& ctx, FindingSink& sink) {
 }
 
 void role_names(const RuleContext& ctx, FindingSink& sink) {
-    const std::string& md = ctx.model.name;
+    const std::string_view md = ctx.model.name;
     // Service name -> whose it is: a role's name, or what else it serves. Collisions are only
     // put into words when a finding reports them.
     struct Owner {
-        const std::string* role_name = nullptr;
+        std::string_view role_name;
         const char* other = nullptr;
     };
-    std::map<std::string, Owner> services;
+    std::pmr::map<std::pmr::string, Owner, std::less<>> services(ctx.memory);
+    std::pmr::string service(ctx.memory);
     if (!md.empty()) {
-        services.emplace(md, Owner{nullptr, "the deployment Service"});
+        services.emplace(md, Owner{{}, "the deployment Service"});
         if (ctx.model.router) {
-            services.emplace(md + "-router", Owner{nullptr, "the router Service"});
+            service.assign(md).append("-router");
+            services.emplace(service, Owner{{}, "the router Service"});
         }
     }
     const auto describe = [](const Owner& owner) {
-        return owner.role_name != nullptr ? "the Service of role " + code(*owner.role_name)
-                                          : std::string(owner.other);
+        return owner.other == nullptr ? "the Service of role " + code(owner.role_name)
+                                      : std::string(owner.other);
     };
-    std::map<std::string_view, std::size_t> seen;
-    std::string service;
+    std::pmr::map<std::string_view, std::size_t> seen(ctx.memory);
     for (const auto& role : ctx.facts.roles) {
-        const std::string& name = role.role->name;
+        const std::string_view name = role.role->name;
         if (name.empty()) {
             continue;  // the structural check reports a missing name
         }
@@ -92,10 +94,12 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
         const std::int64_t replicas = std::min<std::int64_t>(role.role->replicas, max_replicas);
         const std::int64_t candidates = role.role->size > 1 ? replicas + 1 : 1;
         for (std::int64_t candidate = 0; candidate < candidates; ++candidate) {
-            std::string name_of_candidate =
-                candidate == 0 ? service : service + "-r" + std::to_string(candidate - 1);
+            std::pmr::string name_of_candidate(service, ctx.memory);
+            if (candidate > 0) {
+                name_of_candidate.append("-r").append(std::to_string(candidate - 1));
+            }
             if (const auto [it, fresh] =
-                    services.emplace(std::move(name_of_candidate), Owner{&name, nullptr});
+                    services.emplace(std::move(name_of_candidate), Owner{name, nullptr});
                 !fresh) {
                 sink.report(RuleId::role_names, role.path() + ".name",
                             "Service name " + code(it->first) + " of role " + code(name) +
@@ -109,8 +113,9 @@ void role_names(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         const std::string hostname =
-            service + "-r" + std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) +
-            "-m" + std::to_string(role.role->size - 1);
+            std::string(service) + "-r" +
+            std::to_string(std::max<std::int64_t>(role.role->replicas, 1) - 1) + "-m" +
+            std::to_string(role.role->size - 1);
         if (!is_dns1123_label(hostname)) {
             sink.report(RuleId::role_names, role.path() + ".name",
                         "member hostname " + code(hostname) + " is longer than 63 characters",
@@ -178,7 +183,7 @@ void interface(const RuleContext& ctx, FindingSink& sink) {
 void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         for (std::size_t k = 0; k < role.role->env.size(); ++k) {
-            const std::string& name = role.role->env[k].name;
+            const std::string_view name = role.role->env[k].name;
             if (ctx.data.owned_env.owns(ctx.model.engine, name)) {
                 sink.report(
                     RuleId::engine_owned_env, role.path() + ".env[" + std::to_string(k) + "]",
@@ -192,13 +197,14 @@ void engine_owned_env(const RuleContext& ctx, FindingSink& sink) {
 
 // The names a role's last --served-model-name gives: its value, and any positional tokens
 // after a separate value (vLLM takes several names).
-std::vector<std::string_view> served_names(const ArgStream& args,
-                                           const std::vector<std::string>& tokens) {
+List<std::string_view> served_names(const ArgStream& args, std::span<const std::string_view> tokens,
+                                    Memory memory) {
+    List<std::string_view> names(memory);
     const FlagOccurrence* flag = args.last({"--served-model-name"});
     if (flag == nullptr || !flag->value) {
-        return {};
+        return names;
     }
-    std::vector<std::string_view> names{*flag->value};
+    names.push_back(*flag->value);
     for (std::size_t i = flag->value_index + 1;
          flag->value_index != flag->flag_index && i < tokens.size() && !tokens[i].empty() &&
          tokens[i].front() != '-';
@@ -219,9 +225,10 @@ bool served_name_held(const RuleContext& ctx, const RoleFacts& role) {
     const bool underscores = ctx.data.spelling(ctx.model.engine).underscores;
     const bool old_underscores = ctx.data.spelling(ctx.old_model->engine).underscores;
     return command_length(*stored->role) == command_length(*role.role) &&
-           served_names(ArgStream(stored->role->extra_args, old_underscores),
-                        stored->role->extra_args) ==
-               served_names(ArgStream(role.role->extra_args, underscores), role.role->extra_args);
+           served_names(ArgStream(stored->role->extra_args, old_underscores, ctx.memory),
+                        stored->role->extra_args, ctx.memory) ==
+               served_names(ArgStream(role.role->extra_args, underscores, ctx.memory),
+                            role.role->extra_args, ctx.memory);
 }
 
 void served_model_name(const RuleContext& ctx, FindingSink& sink) {
@@ -231,7 +238,7 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
             continue;
         }
         const auto fix = [&] {
-            return "pass --served-model-name " + ctx.model.model_name +
+            return "pass --served-model-name " + std::string(ctx.model.model_name) +
                    " (spec.model.name), or drop it";
         };
         if (!flag->value) {
@@ -240,7 +247,7 @@ void served_model_name(const RuleContext& ctx, FindingSink& sink) {
                         fix());
             continue;
         }
-        const auto names = served_names(role.args, *role.arg_tokens);
+        const auto names = served_names(role.args, *role.arg_tokens, ctx.memory);
         if (names.size() > 1) {
             sink.report(RuleId::served_model_name, role.arg_path(flag->value_index + 1),
                         "--served-model-name on role " + code(role.role->name) +
@@ -302,7 +309,7 @@ void volume_sub_paths(const VolumeWords& words, FindingSink& sink) {
         if (!*value) {
             continue;
         }
-        const std::string& sub_path = **value;
+        const std::string_view sub_path = **value;
         if (has_parent_segment(sub_path)) {
             sink.report(RuleId::volumes, words.path() + "." + field,
                         words.label() + " has " + field + " " + code(sub_path) +
@@ -321,8 +328,8 @@ void volumes(const RuleContext& ctx, FindingSink& sink) {
     for (const auto& role : ctx.facts.roles) {
         const auto& entries = role.role->additional_volumes;
         const auto words = [&](std::size_t k) { return VolumeWords{role, entries[k], k}; };
-        std::map<std::string_view, std::size_t> mounted;  // mount point -> first entry
-        std::map<std::string_view, std::size_t> named;    // volume name -> first entry
+        std::pmr::map<std::string_view, std::size_t> mounted(ctx.memory);  // mount -> first entry
+        std::pmr::map<std::string_view, std::size_t> named(ctx.memory);    // name -> first entry
         for (std::size_t k = 0; k < entries.size(); ++k) {
             const Volume& volume = entries[k];
             if (!volume.is_object) {

@@ -143,12 +143,12 @@ void pd_dp_aware_exclusion(const RuleContext& ctx, FindingSink& sink) {
         return;
     }
     sink.report(RuleId::pd_dp_aware_exclusion, "spec.router",
-                router->name +
+                std::string(router->name) +
                     " would need --pd-disaggregation for the Prefill+Decode pair and "
                     "--dp-aware for attention-DP role " +
                     code(dp_role->role->name) +
                     "; together they send decode traffic to an invalid destination",
-                "drop --enable-dp-attention from role " + dp_role->role->name +
+                "drop --enable-dp-attention from role " + std::string(dp_role->role->name) +
                     ", or serve it in its own ModelDeployment without the Prefill+Decode pair");
 }
 

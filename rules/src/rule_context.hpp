@@ -14,12 +14,13 @@
 namespace mdadmit::rules {
 
 // What every semantic rule reads: the typed object, the facts derived from it once, and the
-// rule data.
+// rule data; and where a rule keeps its scratch space (released when the evaluation ends).
 struct RuleContext {
     const ModelDeployment& model;
     const DeploymentFacts& facts;
     const RuleData& data;
     const boost::json::value& object;
+    Memory memory;
     // UPDATE only: the object as stored, raw, decoded and with its facts; null otherwise.
     const boost::json::value* old_object = nullptr;
     const ModelDeployment* old_model = nullptr;

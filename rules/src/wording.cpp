@@ -70,7 +70,7 @@ void FindingSink::report(RuleId rule, std::string path, std::string message, std
     }
     const bool demoted =
         disposition.severity == Severity::deny && disposition.action == Action::warn;
-    out_.push_back({std::string(id_text(rule)),
+    out_.push_back({id_text(rule),
                     disposition.action == Action::deny ? Severity::deny : Severity::warn,
                     std::move(path), std::move(message), std::move(hint), !demoted});
 }

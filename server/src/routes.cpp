@@ -63,10 +63,10 @@ Clock::time_point Routes::deadline(Clock::time_point received,
     return received + budget - margin;
 }
 
-RouteResult Routes::handle(const HttpRequest& request) const {
+RouteResult Routes::handle(const HttpRequest& request, HttpResponse storage) const {
     const RequestTarget target = parse_target(request.target);
     metrics_.add_inflight(1);
-    RouteResult result = route(request, target);
+    RouteResult result = route(request, target, std::move(storage));
     if (const auto* response = std::get_if<HttpResponse>(&result)) {
         finish(target.path, *response, request.received);
     }
@@ -112,7 +112,8 @@ HttpResponse Routes::admission_response(admission::Outcome outcome) const {
     return out;
 }
 
-RouteResult Routes::route(const HttpRequest& request, const RequestTarget& target) const {
+RouteResult Routes::route(const HttpRequest& request, const RequestTarget& target,
+                          HttpResponse storage) const {
     const std::string_view path = target.path;
     const bool reviews = path == "/validate" || path == "/mutate";
     if (reviews && request.over_tls) {
@@ -130,9 +131,12 @@ RouteResult Routes::route(const HttpRequest& request, const RequestTarget& targe
         }
         const auto types = instance_types_.current();
         const Clock::time_point deadline = this->deadline(request.received, target.timeout);
+        // The last answer's text and decision are this one's memory.
+        admission::Outcome memory = std::move(storage.admission);
+        memory.body = std::move(storage.body);
         auto step = admission_.admit(path == "/validate" ? admission::AdmissionPath::validate
                                                          : admission::AdmissionPath::mutate,
-                                     request.body, types.get(), deadline);
+                                     request.body, types.get(), deadline, std::move(memory));
         if (auto* pending = std::get_if<admission::PendingPod>(&step)) {
             return PendingResponse{std::move(*pending), deadline, request.received};
         }

@@ -62,7 +62,9 @@ class Routes {
     Routes(const admission::Admission& admission, const InstanceTypeStore& instance_types,
            const Readiness& readiness, Metrics& metrics, RouteOptions options);
 
-    RouteResult handle(const HttpRequest& request) const;
+    // The answer is written into `storage`'s memory where it can be (its contents are
+    // discarded): a connection hands back each response once it is written.
+    RouteResult handle(const HttpRequest& request, HttpResponse storage = {}) const;
     HttpResponse complete(PendingResponse pending, const admission::Lookup& lookup) const;
     const RouteOptions& options() const { return options_; }
 
@@ -71,7 +73,8 @@ class Routes {
                                std::optional<std::chrono::milliseconds> timeout) const;
 
   private:
-    RouteResult route(const HttpRequest& request, const RequestTarget& target) const;
+    RouteResult route(const HttpRequest& request, const RequestTarget& target,
+                      HttpResponse storage) const;
     HttpResponse admission_response(admission::Outcome outcome) const;
     void finish(std::string_view path, const HttpResponse& response,
                 Clock::time_point received) const;

@@ -57,8 +57,8 @@ void log_decision(const Log& log, const admission::Outcome& decision, int status
         return;  // nothing to format
     }
     std::string rule_ids;
-    for (const auto& id : decision.rule_ids) {
-        rule_ids += (rule_ids.empty() ? "" : ",") + id;
+    for (const auto& finding : decision.counts.findings) {
+        rule_ids.append(rule_ids.empty() ? "" : ",").append(finding.rule);
     }
     const std::string latency_ms =
         std::to_string(std::chrono::duration<double, std::milli>(latency).count());
@@ -85,8 +85,9 @@ void log_decision(const Log& log, const admission::Outcome& decision, int status
 
 // Answers a request; a Pod on /mutate first waits, without holding the thread, for its
 // ModelDeployment.
-asio::awaitable<HttpResponse> answer(const SessionEnvironment& env, const HttpRequest& request) {
-    RouteResult result = env.routes.handle(request);
+asio::awaitable<HttpResponse> answer(const SessionEnvironment& env, const HttpRequest& request,
+                                     HttpResponse storage) {
+    RouteResult result = env.routes.handle(request, std::move(storage));
     auto* pending = std::get_if<PendingResponse>(&result);
     if (pending == nullptr) {
         co_return std::move(std::get<HttpResponse>(result));
@@ -245,8 +246,9 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                                  bool over_tls) {
     beast::flat_buffer buffer;
     // Kept from one request to the next, so that a connection's requests after the first
-    // reuse their memory: the body read, and the answer written.
+    // reuse their memory: the body read, the answer, and the answer written.
     std::string spare_body;
+    HttpResponse spare_response;
     std::string wire;
     bool first_request = true;
     for (;;) {
@@ -308,7 +310,7 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                                  over_limit,
                                  over_tls,
                                  started};
-        const HttpResponse response = co_await answer(env, http_request);
+        HttpResponse response = co_await answer(env, http_request, std::move(spare_response));
         // After a cut-short body the stream cannot be read further. Once shutting down,
         // every answer tells the client to reconnect, so that few idle connections are left
         // to close when the listener stops.
@@ -338,6 +340,9 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         }
         if (wire.capacity() > spare_body_limit) {
             wire = std::string();
+        }
+        if (response.body.capacity() <= spare_body_limit) {
+            spare_response = std::move(response);
         }
     }
 }

@@ -92,8 +92,12 @@ TEST_F(AdmissionTest, ADenialListsEveryDenyFindingAsFieldMessageRule) {
     EXPECT_EQ(details.at("causes").at(1),
               json::parse(R"({"reason": "FieldValueInvalid", "field": "spec.router.extraArgs[2]",
                               "message": "`--host` is set by the operator for vllm-router [router-flag-owned]"})"));
-    EXPECT_EQ(outcome.rule_ids,
-              (std::vector<std::string>{"router-policy-value", "router-flag-owned"}));
+    std::vector<std::string_view> rule_ids;
+    for (const auto& finding : outcome.counts.findings) {
+        rule_ids.push_back(finding.rule);
+    }
+    EXPECT_EQ(rule_ids,
+              (std::vector<std::string_view>{"router-policy-value", "router-flag-owned"}));
     EXPECT_EQ(outcome.user, "alice");
     EXPECT_EQ(outcome.name, "mm");
     // What the server counts: every finding with its severity.
@@ -331,13 +335,42 @@ TEST_F(AdmissionTest, MalformedReviewsAreHttp400WithAStatusBody) {
     }
 }
 
+// A connection hands each outcome back as the next answer's memory: nothing of the earlier
+// answer may show in the next, whatever either one was.
+TEST_F(AdmissionTest, AnOutcomeHandedBackAsMemoryAnswersAsAFreshOneWould) {
+    const std::string anonymous =
+        R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u-2", "kind": {"group": "worker.gpustack.ai", "kind": "ModelDeployment"},
+                    "operation": "CREATE", "object": {"spec": {}}}})";
+    const std::vector<std::string> bodies{
+        review(denied_object, "admission.k8s.io/v1", "CREATE", "ModelDeployment", true),
+        review(warned_object, "admission.k8s.io/v1beta1"),
+        anonymous,
+        review(denied_object, "admission.k8s.io/v1", "DELETE"),
+        "{not json",
+        review(json::object{}, "admission.k8s.io/v1", "CREATE", "InstanceType"),
+        anonymous,
+        review(denied_object),
+    };
+    Outcome storage;
+    for (const auto& body : bodies) {
+        const Outcome fresh = handle(body);
+        auto step = admission.admit(AdmissionPath::validate, body, nullptr,
+                                    Clock::now() + std::chrono::seconds(10), std::move(storage));
+        ASSERT_TRUE(std::holds_alternative<Outcome>(step));
+        storage = std::get<Outcome>(std::move(step));
+        EXPECT_EQ(storage, fresh) << body;
+        EXPECT_EQ(storage.body, fresh.body) << body;
+    }
+}
+
 TEST_F(AdmissionTest, APassedDeadlineIsAnsweredWithoutJudging) {
     const auto outcome = handle(review(denied_object), AdmissionPath::validate,
                                 Clock::now() - std::chrono::seconds(1));
     const json::value response = response_of(outcome).at("response");
     EXPECT_EQ(response.at("allowed"), false);
     EXPECT_EQ(response.at("status").at("code"), 504);
-    EXPECT_TRUE(outcome.rule_ids.empty());
+    EXPECT_TRUE(outcome.counts.findings.empty());
 }
 
 TEST(AdmissionPanic, AnExceptionWhileJudgingIsADenialWithCode500AndCounted) {

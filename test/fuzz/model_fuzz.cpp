@@ -198,7 +198,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& finding : first.findings) {
         denies = denies || finding.severity == rules::Severity::deny;
         FUZZ_CHECK(parent_exists(object, finding.path), "%s names %s, not in %s",
-                   finding.rule.c_str(), finding.path.c_str(), json::serialize(object).c_str());
+                   std::string(finding.rule).c_str(), finding.path.c_str(),
+                   json::serialize(object).c_str());
     }
     FUZZ_CHECK(denies == !first.allowed(), "allowed() disagrees with the findings");
 

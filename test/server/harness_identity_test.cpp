@@ -120,7 +120,7 @@ Seen from_harness(const rules::Evaluation& evaluation) {
     seen.allowed = evaluation.allowed();
     for (const auto* finding : evaluation.with_severity(rules::Severity::deny)) {
         seen.causes.push_back((finding->path.empty() ? "(object)" : finding->path) + ": " +
-                              finding->message + " [" + finding->rule + "]");
+                              finding->message + " [" + std::string(finding->rule) + "]");
     }
     seen.warnings = admission::warning_lines(evaluation);
     return seen;

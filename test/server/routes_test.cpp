@@ -162,12 +162,19 @@ TEST(Warnings, ControlCharactersDuplicatesAndLength) {
     evaluation.findings.push_back(
         {"r", rules::Severity::warn, "spec", "line\nbreak\tand tab", "", true});
     evaluation.findings.push_back({"long", rules::Severity::warn, "", std::string(400, 'x'), ""});
+    // Different findings whose lines are cut to the same text are one warning.
+    evaluation.findings.push_back({"long", rules::Severity::warn, "", std::string(401, 'x'), ""});
+    evaluation.findings.push_back({"denied", rules::Severity::deny, "spec", "not a warning", ""});
+    // A cut never splits a UTF-8 sequence: "é" is two bytes, the first at byte 252.
+    evaluation.findings.push_back(
+        {"r", rules::Severity::warn, "s", std::string(233, 'y') + "\xC3\xA9zzz", "", false});
     const auto lines = admission::warning_lines(evaluation);
-    ASSERT_EQ(lines.size(), 2u);
+    ASSERT_EQ(lines.size(), 3u);
     EXPECT_EQ(lines[0], "r: spec: line break and tab");
     EXPECT_EQ(lines[1].size(), 256u);
     EXPECT_EQ(lines[1].substr(0, 20), "long: (object): xxxx");
     EXPECT_EQ(lines[1].substr(253), "...");
+    EXPECT_EQ(lines[2], "r (would deny): s: " + std::string(233, 'y') + "...");
 }
 
 // Every warning the rules give, as kubectl prints it, stays under 120 characters for roles

@@ -63,15 +63,23 @@ TEST(ServerOverTls, EveryRouteAndErrorPath) {
     EXPECT_EQ(plain_get(fixture.health_port(), "/validate").first, 404);
 }
 
+// A connection writes each answer into the memory of the one before: denials and admissions
+// alternate without one showing in the next.
 TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
     ServerFixture fixture;
     HttpsClient client(fixture.port(), fixture.client_options());
     ASSERT_TRUE(client.connect());
     for (int i = 0; i < 20; ++i) {
+        const bool deny = i % 3 == 1;
+        const std::string uid = "u" + std::to_string(i);
         const auto response = client.request(
-            "POST", "/validate", validate_review(admitted_object, "u" + std::to_string(i)));
+            "POST", "/validate", validate_review(deny ? denied_object : admitted_object, uid));
         ASSERT_EQ(response.status, 200) << client.last_error();
         EXPECT_TRUE(response.keep_alive);
+        const json::value answer = json::parse(response.body).at("response");
+        EXPECT_EQ(answer.at("uid"), uid.c_str());
+        EXPECT_EQ(answer.at("allowed"), !deny);
+        EXPECT_EQ(answer.as_object().contains("status"), deny) << response.body;
     }
     EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 1\n"));
 }

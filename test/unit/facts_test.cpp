@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 
 #include <boost/json.hpp>
 
@@ -75,19 +76,21 @@ TEST(ArgStream, EngineIntegersAreReadAsPythonsIntReadsThem) {
     EXPECT_EQ(args.flags().size(), 1u);
 }
 
+// The model refers into its documents, and the facts into the model: all are kept together.
 struct Derived {
-    rules::Decoded decoded;
+    std::vector<inputs::Document> documents;
     rules::InstanceTypes instance_types;
-    rules::DeploymentFacts facts;
+    std::optional<rules::Decoded> decoded;
+    std::optional<rules::DeploymentFacts> facts;
 };
 
 std::unique_ptr<Derived> derive(const std::string& yaml) {
-    auto documents = inputs::parse_documents(yaml, "t").value();
     auto out = std::make_unique<Derived>();
-    inputs::collect_instance_types(documents, out->instance_types);
-    out->decoded = rules::decode_model_deployment(documents.back().value);
+    out->documents = inputs::parse_documents(yaml, "t").value();
+    inputs::collect_instance_types(out->documents, out->instance_types);
+    out->decoded.emplace(rules::decode_model_deployment(out->documents.back().value));
     static const auto data = rules::embedded_rule_data();
-    out->facts = rules::derive_facts(out->decoded.model, data, &out->instance_types);
+    out->facts.emplace(rules::derive_facts(out->decoded->model, data, &out->instance_types));
     return out;
 }
 
@@ -97,7 +100,7 @@ TEST(Facts, ServingModesFollowTheSeedsTable) {
                    "[{name: a}, {name: b, extraArgs: [-dpe]}, {name: c, elasticEp: {width: 4}}, "
                    "{name: d, extraArgs: [--data-parallel-start-rank, '0', -dpl, '2']}]"));
     std::vector<ServingMode> modes;
-    for (const auto& role : vllm->facts.roles) {
+    for (const auto& role : vllm->facts->roles) {
         modes.push_back(role.mode);
     }
     EXPECT_EQ(modes,
@@ -107,11 +110,11 @@ TEST(Facts, ServingModesFollowTheSeedsTable) {
         deployment("SGLang", "",
                    "[{name: e, kind: Encode}, {name: p, kind: Prefill}, {name: d, kind: Decode}, "
                    "{name: s, extraArgs: [--enable-dp-attention, --data-parallel-size, '2']}]"));
-    EXPECT_EQ(pd->facts.roles[0].mode, ServingMode::encode);
-    EXPECT_EQ(pd->facts.roles[1].mode, ServingMode::prefill);
-    EXPECT_EQ(pd->facts.roles[2].mode, ServingMode::decode);
-    EXPECT_EQ(pd->facts.roles[3].mode, ServingMode::external_dp);
-    EXPECT_TRUE(pd->facts.has_prefill_decode_pair);
+    EXPECT_EQ(pd->facts->roles[0].mode, ServingMode::encode);
+    EXPECT_EQ(pd->facts->roles[1].mode, ServingMode::prefill);
+    EXPECT_EQ(pd->facts->roles[2].mode, ServingMode::decode);
+    EXPECT_EQ(pd->facts->roles[3].mode, ServingMode::external_dp);
+    EXPECT_TRUE(pd->facts->has_prefill_decode_pair);
 }
 
 TEST(Facts, ServingPortPrefersDeclaredThenFlagThenDefault) {
@@ -122,13 +125,13 @@ TEST(Facts, ServingPortPrefersDeclaredThenFlagThenDefault) {
                           "{name: p, kind: Decode, extraArgs: [--port, '8200']}, "
                           "{name: q, kind: Decode, command: [vllm, serve, --port, '8300']}]"));
     std::vector<std::int64_t> ports;
-    for (const auto& role : d->facts.roles) {
+    for (const auto& role : d->facts->roles) {
         ports.push_back(role.serving_port);
     }
     EXPECT_EQ(ports, (std::vector<std::int64_t>{9000, 9200, 8000, 8000, 8300}));
-    EXPECT_TRUE(d->facts.roles[3].proxy_fronted_decoder);
-    EXPECT_FALSE(d->facts.roles[4].proxy_fronted_decoder);
-    EXPECT_EQ(d->facts.roles[4].arg_path(3), "spec.roles[4].command[3]");
+    EXPECT_TRUE(d->facts->roles[3].proxy_fronted_decoder);
+    EXPECT_FALSE(d->facts->roles[4].proxy_fronted_decoder);
+    EXPECT_EQ(d->facts->roles[4].arg_path(3), "spec.roles[4].command[3]");
 }
 
 TEST(Facts, PlatformFromTheInstanceTypesManufacturer) {
@@ -136,10 +139,10 @@ TEST(Facts, PlatformFromTheInstanceTypesManufacturer) {
                           deployment("vLLM", "",
                                      "[{name: x, instanceType: a}, {name: y, instanceType: b}, "
                                      "{name: z, instanceType: missing}, {name: w}]"));
-    EXPECT_EQ(d->facts.roles[0].platform, rules::Platform::nvidia);
-    EXPECT_EQ(d->facts.roles[1].platform, rules::Platform::unknown);
-    EXPECT_EQ(d->facts.roles[2].platform, rules::Platform::unknown);
-    EXPECT_EQ(d->facts.roles[3].platform, rules::Platform::unknown);
+    EXPECT_EQ(d->facts->roles[0].platform, rules::Platform::nvidia);
+    EXPECT_EQ(d->facts->roles[1].platform, rules::Platform::unknown);
+    EXPECT_EQ(d->facts->roles[2].platform, rules::Platform::unknown);
+    EXPECT_EQ(d->facts->roles[3].platform, rules::Platform::unknown);
     EXPECT_EQ(rules::platform_from_manufacturer("Advanced Micro Devices, Inc."),
               rules::Platform::amd);
     EXPECT_EQ(rules::platform_from_manufacturer("Huawei"), rules::Platform::ascend);

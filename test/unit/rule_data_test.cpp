@@ -178,7 +178,7 @@ TEST(RuleData, RouterFeaturesAndDataParallelFlagsComeFromTheFile) {
         auto engine = rules::Engine::create(std::move(parsed).value());
         std::vector<std::string> ids;
         for (const auto& finding : engine.value().evaluate({object}).findings) {
-            ids.push_back(finding.rule);
+            ids.emplace_back(finding.rule);
         }
         return ids;
     };

@@ -55,7 +55,7 @@ std::vector<rules::Finding> of_rule(const rules::Evaluation& evaluation, std::st
 std::vector<std::string> rule_paths(const rules::Evaluation& evaluation) {
     std::vector<std::string> out;
     for (const auto& finding : evaluation.findings) {
-        out.push_back(finding.rule + "@" + finding.path);
+        out.push_back(std::string(finding.rule) + "@" + finding.path);
     }
     return out;
 }

@@ -22,7 +22,7 @@ TEST(WorkedExample, DeniedEpdOnAscendYieldsExactlyItsFourFindings) {
     std::vector<std::pair<std::string, std::string>> actual;
     for (const auto& f : evaluation.findings) {
         EXPECT_EQ(f.severity, rules::Severity::deny) << f.rule;
-        actual.emplace_back(f.path, f.message + " (" + f.rule + ")");
+        actual.emplace_back(f.path, f.message + " (" + std::string(f.rule) + ")");
     }
     const std::vector<std::pair<std::string, std::string>> expected{
         {"spec.router.extraArgs[1]",

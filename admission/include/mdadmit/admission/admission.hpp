@@ -32,7 +32,7 @@ std::string_view to_string(Lookup::Status status);
 
 // One finding as the server counts it.
 struct CountedFinding {
-    std::string rule;
+    std::string_view rule;  // an id of the rule catalogue
     rules::Severity severity = rules::Severity::deny;
     bool enforced = true;  // false: a deny demoted to a warning by staged enforcement
     bool operator==(const CountedFinding&) const = default;
@@ -49,6 +49,7 @@ struct Counts {
     std::string_view unjudged_kind;
     std::optional<Lookup::Status> lookup;  // a Pod's ModelDeployment lookup
     bool panic = false;                    // judging threw
+    bool operator==(const Counts&) const = default;
 };
 
 // The answer to one admission request, and what the decision log and metrics need of it.
@@ -64,8 +65,8 @@ struct Outcome {
     std::string user;
     std::string verdict;  // allowed, denied, error; "" for an HTTP-level error
     bool dry_run = false;
-    std::vector<std::string> rule_ids;  // of every finding, in order
-    Counts counts;
+    Counts counts;  // its findings are every finding, in order
+    bool operator==(const Outcome&) const = default;
 };
 
 // A Pod on /mutate waiting for its ModelDeployment: what to look up, and the answer so far.
@@ -74,7 +75,7 @@ struct PendingPod {
     std::string deployment;
     boost::json::value pod;
     rules::PodIdentity identity;
-    ReviewEnvelope envelope;
+    std::string api_version;  // of the request; its uid is the outcome's
     Outcome outcome;
 };
 
@@ -97,9 +98,12 @@ class Admission {
     Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation = {});
 
     // The answer to a review, or for a Pod on /mutate the ModelDeployment it needs first.
+    // The answer is written into `storage`'s memory (its contents are discarded): a caller
+    // that hands back each outcome once it is done with it answers an admitted review
+    // without allocating.
     std::variant<Outcome, PendingPod> admit(AdmissionPath path, std::string_view body,
                                             const rules::InstanceTypes* instance_types,
-                                            Clock::time_point deadline) const;
+                                            Clock::time_point deadline, Outcome storage = {}) const;
     // The Pod's answer once its ModelDeployment has been looked up.
     Outcome complete(PendingPod pending, const Lookup& lookup,
                      const rules::InstanceTypes* instance_types) const;

@@ -2,7 +2,9 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,9 +46,13 @@ class ArgStream {
   public:
     ArgStream() = default;
     // With `underscores_are_dashes`, a long flag's `_` is read as `-`, as vLLM's parser does.
+    // The flags are kept in `memory`.
+    explicit ArgStream(std::span<const std::string_view> tokens,
+                       bool underscores_are_dashes = false,
+                       std::pmr::memory_resource* memory = std::pmr::get_default_resource());
     explicit ArgStream(const std::vector<std::string>& tokens, bool underscores_are_dashes = false);
 
-    const std::vector<FlagOccurrence>& flags() const { return flags_; }
+    std::span<const FlagOccurrence> flags() const { return flags_; }
     // The last occurrence of any of `names` (the last one wins, as in the engines' parsers).
     const FlagOccurrence* last(std::initializer_list<std::string_view> names) const;
     bool has(std::initializer_list<std::string_view> names) const { return last(names) != nullptr; }
@@ -58,11 +64,13 @@ class ArgStream {
     std::optional<std::int64_t> integer_of(const std::vector<std::string>& names) const;
 
   private:
+    template <typename Tokens>
+    void read(const Tokens& tokens, bool underscores_are_dashes);
     template <typename Names>
     const FlagOccurrence* last_named(const Names& names) const;
     static std::optional<std::int64_t> value_integer(const FlagOccurrence* flag);
 
-    std::vector<FlagOccurrence> flags_;
+    std::pmr::vector<FlagOccurrence> flags_;
 };
 
 // A decimal integer, optionally negative, and nothing else; nullopt beyond int64.

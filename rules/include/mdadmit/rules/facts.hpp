@@ -1,8 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <string_view>
-#include <vector>
 
 #include "mdadmit/rules/arg_stream.hpp"
 #include "mdadmit/rules/instance_type.hpp"
@@ -19,7 +19,7 @@ enum class PortSource { declared, flag, sidecar_default, engine_default };
 struct RoleFacts {
     const Role* role = nullptr;
     // `command` when set (a take-over role), else `extraArgs`.
-    const std::vector<std::string>* arg_tokens = nullptr;
+    const List<std::string_view>* arg_tokens = nullptr;
     ArgStream args;
     std::string_view args_field;  // "command" or "extraArgs", for field paths
     ServingMode mode = ServingMode::unknown;
@@ -44,7 +44,7 @@ struct DeploymentFacts {
     const ModelDeployment* model = nullptr;
     const RouterData* router = nullptr;  // null without a router or for an unknown name
     ArgStream router_args;               // spec.router.extraArgs
-    std::vector<RoleFacts> roles;
+    List<RoleFacts> roles;
     bool has_prefill_decode_pair = false;
     // The platform lookup is skipped for an object being deleted.
     bool platforms_resolved = false;
@@ -56,7 +56,9 @@ struct DeploymentFacts {
     const RoleFacts* role_named(std::string_view name) const;
 };
 
+// The facts refer into `model` and keep their lists in `memory`; both must outlive them.
 DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
-                             const InstanceTypes* instance_types);
+                             const InstanceTypes* instance_types,
+                             Memory memory = std::pmr::get_default_resource());
 
 }  // namespace mdadmit::rules

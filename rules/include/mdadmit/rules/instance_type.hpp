@@ -1,8 +1,10 @@
 #pragma once
 
 #include <boost/json/fwd.hpp>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,9 +33,17 @@ struct InstanceType {
     bool offers_profile(std::string_view profile) const;
 };
 
+// Looks a name up without making a string of it.
+struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+        return std::hash<std::string_view>{}(name);
+    }
+};
+
 // The cluster's InstanceTypes by name. An empty map means nothing is known: every platform
 // resolves to unknown and the rules that read InstanceTypes stay silent.
-using InstanceTypes = std::unordered_map<std::string, InstanceType>;
+using InstanceTypes = std::unordered_map<std::string, InstanceType, NameHash, std::equal_to<>>;
 
 struct NamedInstanceType {
     std::string name;
