@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -44,9 +45,25 @@ void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>&
 }
 
 unsigned short free_port() {
+    // Linux hands out 32768-60999 to outgoing connections; a port below that range cannot be
+    // taken by a connection (this process's readiness polls, or a test running beside it)
+    // between now and the webhook's bind.
+    static std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<int> below_ephemeral(20000, 32000);
     boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-    return acceptor.local_endpoint().port();
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        const auto port = static_cast<unsigned short>(below_ephemeral(random));
+        boost::asio::ip::tcp::acceptor acceptor(io);
+        boost::system::error_code ec;
+        acceptor.open(boost::asio::ip::tcp::v4(), ec);
+        if (!ec) {
+            acceptor.bind({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+        }
+        if (!ec) {
+            return port;
+        }
+    }
+    throw std::runtime_error("no free loopback port in 20000-32000");
 }
 
 std::optional<int> keep_one_cpu_apart() {

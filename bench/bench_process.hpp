@@ -22,7 +22,7 @@ FlagSetter on_off_flag(bool& out);
 // Reads `--name value` pairs into their setters; an unknown name or a missing value throws.
 void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>& setters);
 
-// A loopback port nothing listens on now.
+// A loopback port nothing listens on now, outside the range outgoing connections are given.
 unsigned short free_port();
 
 // Keeps this process (and the threads it starts from now on) off the first CPU it may use,
