@@ -44,15 +44,18 @@ void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>&
     }
 }
 
-unsigned short free_port() {
-    // Linux hands out 32768-60999 to outgoing connections; a port below that range cannot be
-    // taken by a connection (this process's readiness polls, or a test running beside it)
-    // between now and the webhook's bind.
+unsigned short free_port(unsigned short other_than) {
+    // Linux hands out 32768-60999 by default to outgoing connections; a port below that range
+    // cannot be taken by a connection (this process's readiness polls, or a test running
+    // beside it) between now and the webhook's bind.
     static std::mt19937 random(std::random_device{}());
-    std::uniform_int_distribution<int> below_ephemeral(20000, 32000);
+    std::uniform_int_distribution<int> below_ephemeral(10000, 20000);
     boost::asio::io_context io;
     for (int attempt = 0; attempt < 200; ++attempt) {
         const auto port = static_cast<unsigned short>(below_ephemeral(random));
+        if (port == other_than) {
+            continue;
+        }
         boost::asio::ip::tcp::acceptor acceptor(io);
         boost::system::error_code ec;
         acceptor.open(boost::asio::ip::tcp::v4(), ec);
@@ -63,7 +66,7 @@ unsigned short free_port() {
             return port;
         }
     }
-    throw std::runtime_error("no free loopback port in 20000-32000");
+    throw std::runtime_error("no free loopback port in 10000-20000");
 }
 
 std::optional<int> keep_one_cpu_apart() {
@@ -95,7 +98,7 @@ Workspace::Workspace(const std::string& name)
     : directory_(std::filesystem::temp_directory_path() /
                  ("mdadmit-" + name + "-" + std::to_string(::getpid()))),
       port_(free_port()),
-      health_port_(free_port()) {
+      health_port_(free_port(port_)) {
     std::filesystem::create_directories(directory_);
     test::TestCa ca(name + " CA");
     const auto serving = ca.issue("localhost");

@@ -22,8 +22,9 @@ FlagSetter on_off_flag(bool& out);
 // Reads `--name value` pairs into their setters; an unknown name or a missing value throws.
 void parse_flags(int argc, char** argv, const std::map<std::string, FlagSetter>& setters);
 
-// A loopback port nothing listens on now, outside the range outgoing connections are given.
-unsigned short free_port();
+// A loopback port nothing listens on now, outside the range outgoing connections are given,
+// and not `other_than`.
+unsigned short free_port(unsigned short other_than = 0);
 
 // Keeps this process (and the threads it starts from now on) off the first CPU it may use,
 // and returns that CPU for the webhook; nothing when it may use only one.

@@ -1,6 +1,7 @@
 #include "mdadmit/admission/admission.hpp"
 
 #include <boost/json.hpp>
+#include <memory>
 
 #include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/json_input.hpp"
@@ -13,6 +14,7 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::string_view judged_group = "worker.gpustack.ai";
+constexpr std::size_t arena_bytes = 64 * 1024;
 constexpr std::string_view judged_kind = "ModelDeployment";
 
 std::string_view text_at(const json::object* object, std::string_view key) {
@@ -64,16 +66,28 @@ std::string_view unjudged_kind_label(std::string_view group, std::string_view ki
     return "other";
 }
 
-// An empty outcome with the memory of `used`'s texts and list.
+// What an outcome's memory is kept for the next answer up to: an answer of a few findings, and
+// names as long as Kubernetes allows. A request's fields can be as long as its body (7 MiB);
+// memory grown for one of those is given back, not held by an idle connection.
+constexpr std::size_t kept_body_bytes = 64 * 1024;
+constexpr std::size_t kept_field_bytes = 1024;
+constexpr std::size_t kept_findings = 256;
+
+// An empty outcome with the memory of `used`'s texts and list, where they are not oversized.
 Outcome emptied(Outcome used) {
     Outcome out;
     for (const auto member : {&Outcome::body, &Outcome::uid, &Outcome::operation, &Outcome::kind,
                               &Outcome::namespace_name, &Outcome::name, &Outcome::user}) {
-        (used.*member).clear();
-        (out.*member).swap(used.*member);
+        std::string& memory = used.*member;
+        if (memory.capacity() <= (member == &Outcome::body ? kept_body_bytes : kept_field_bytes)) {
+            memory.clear();
+            (out.*member).swap(memory);
+        }
     }
-    used.counts.findings.clear();
-    out.counts.findings.swap(used.counts.findings);
+    if (used.counts.findings.capacity() <= kept_findings) {
+        used.counts.findings.clear();
+        out.counts.findings.swap(used.counts.findings);
+    }
     return out;
 }
 
@@ -109,9 +123,10 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
                                                    const rules::InstanceTypes* instance_types,
                                                    Clock::time_point deadline,
                                                    Outcome storage) const {
-    // One request's JSON lives in a per-thread arena: no allocator calls while parsing.
-    thread_local std::array<unsigned char, 64 * 1024> arena;
-    json::monotonic_resource resource(arena.data(), arena.size());
+    // One request's JSON lives in a per-thread arena, allocated on the thread's first request
+    // (and never touched by threads that judge nothing): no allocator calls while parsing.
+    thread_local const auto arena = std::make_unique_for_overwrite<unsigned char[]>(arena_bytes);
+    json::monotonic_resource resource(arena.get(), arena_bytes);
     json::parse_options options;
     options.max_depth = rules::limits::max_json_depth;
     boost::system::error_code ec;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <memory_resource>
+#include <unordered_set>
 #include <utility>
 
 #include "json_writer.hpp"
@@ -69,19 +71,23 @@ class WarningLine {
 // Calls `line` with each distinct warning line of the evaluation's warn findings, in order.
 template <typename Line>
 void for_each_warning(const rules::Evaluation& evaluation, Line line) {
-    const auto& findings = evaluation.findings;
-    for (auto it = findings.begin(); it != findings.end(); ++it) {
-        if (it->severity != rules::Severity::warn) {
+    // The lines already given, to drop repeats: on the stack for the few warnings a review
+    // draws, on the heap beyond them; a set, so that many warnings cost linear time.
+    std::array<std::byte, 4096> stack;
+    std::pmr::monotonic_buffer_resource memory(stack.data(), stack.size());
+    std::pmr::unordered_set<std::string_view> given(&memory);
+    for (const auto& finding : evaluation.findings) {
+        if (finding.severity != rules::Severity::warn) {
             continue;
         }
-        const WarningLine current(*it);
-        const bool repeated = std::any_of(findings.begin(), it, [&](const rules::Finding& earlier) {
-            return earlier.severity == rules::Severity::warn &&
-                   WarningLine(earlier).text() == current.text();
-        });
-        if (!repeated) {
-            line(current.text());
+        const WarningLine current(finding);
+        if (given.contains(current.text())) {
+            continue;
         }
+        auto* kept = static_cast<char*>(memory.allocate(current.text().size(), 1));
+        std::copy(current.text().begin(), current.text().end(), kept);
+        given.emplace(kept, current.text().size());
+        line(current.text());
     }
 }
 

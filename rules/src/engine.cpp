@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <memory_resource>
 #include <unordered_set>
 
@@ -162,8 +163,10 @@ Evaluation Engine::evaluate(const Review& review) const {
     FindingSink sink(state_->dispositions, evaluation.findings);
     // The typed model, its facts and the rules' scratch space live in a per-thread arena for
     // the length of one evaluation: judging a typical object calls no allocator.
-    thread_local std::array<std::byte, 256 * 1024> arena;
-    std::pmr::monotonic_buffer_resource memory(arena.data(), arena.size());
+    // It is allocated on the thread's first evaluation, so other threads carry none.
+    constexpr std::size_t arena_bytes = 256 * 1024;
+    thread_local const auto arena = std::make_unique_for_overwrite<std::byte[]>(arena_bytes);
+    std::pmr::monotonic_buffer_resource memory(arena.get(), arena_bytes);
     Decoded decoded = decode_model_deployment(review.object, &memory);
     std::vector<DecodeProblem> structural = std::move(decoded.problems);
     if (state_->options.structure_check == StructureCheck::full) {

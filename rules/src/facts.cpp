@@ -83,8 +83,8 @@ const RoleFacts* DeploymentFacts::first_of_kind(RoleKind kind) const {
 
 DeploymentFacts derive_facts(const ModelDeployment& model, const RuleData& data,
                              const InstanceTypes* instance_types, Memory memory) {
-    // The streams and lists are built in place: moving one into a member would copy it out
-    // of `memory`.
+    // The streams and lists are constructed in place: assigning one to a member made with the
+    // default resource would copy it out of `memory`.
     DeploymentFacts facts{
         .model = &model,
         .router = model.router ? data.router(model.router->name) : nullptr,

@@ -364,6 +364,23 @@ TEST_F(AdmissionTest, AnOutcomeHandedBackAsMemoryAnswersAsAFreshOneWould) {
     }
 }
 
+// A request's fields can be as long as its body: memory grown for one is not kept for the next
+// answer, where an idle connection would hold it.
+TEST_F(AdmissionTest, OversizedMemoryIsNotKeptForTheNextAnswer) {
+    Outcome storage;
+    storage.user.reserve(1024 * 1024);
+    storage.body.reserve(1024 * 1024);
+    storage.counts.findings.reserve(100'000);
+    auto step = admission.admit(AdmissionPath::validate, review(warned_object), nullptr,
+                                Clock::now() + std::chrono::seconds(10), std::move(storage));
+    const Outcome& outcome = std::get<Outcome>(step);
+    EXPECT_EQ(outcome.user, "alice");
+    EXPECT_LT(outcome.user.capacity(), 1024u * 1024u);
+    EXPECT_LT(outcome.body.capacity(), 1024u * 1024u);
+    EXPECT_LT(outcome.counts.findings.capacity(), 100'000u);
+    EXPECT_EQ(outcome.counts.findings.size(), 1u);
+}
+
 TEST_F(AdmissionTest, APassedDeadlineIsAnsweredWithoutJudging) {
     const auto outcome = handle(review(denied_object), AdmissionPath::validate,
                                 Clock::now() - std::chrono::seconds(1));

@@ -175,6 +175,17 @@ TEST(Warnings, ControlCharactersDuplicatesAndLength) {
     EXPECT_EQ(lines[1].substr(0, 20), "long: (object): xxxx");
     EXPECT_EQ(lines[1].substr(253), "...");
     EXPECT_EQ(lines[2], "r (would deny): s: " + std::string(233, 'y') + "...");
+
+    // Many warnings, few of them distinct: each distinct line once, in the order first seen.
+    rules::Evaluation many;
+    for (int i = 0; i < 5000; ++i) {
+        many.findings.push_back({"r", rules::Severity::warn,
+                                 "spec.x[" + std::to_string(i % 7) + "]", "message", "", true});
+    }
+    const auto distinct = admission::warning_lines(many);
+    ASSERT_EQ(distinct.size(), 7u);
+    EXPECT_EQ(distinct.front(), "r: spec.x[0]: message");
+    EXPECT_EQ(distinct.back(), "r: spec.x[6]: message");
 }
 
 // Every warning the rules give, as kubectl prints it, stays under 120 characters for roles

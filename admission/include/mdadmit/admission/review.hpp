@@ -21,8 +21,9 @@ struct ObjectIdentity {
     std::string_view kind;
 };
 
-// Each answer is written into `storage`, whose contents are discarded: passing the memory of
-// an answer already sent lets the next one be written without allocating.
+// verdict_review, allowed_review and failed_review write into `storage`, whose contents are
+// discarded: passing the memory of an answer already sent lets the next one be written without
+// allocating.
 
 // An AdmissionReview response: allowed, or denied with code 422 and one cause per deny
 // finding; warn findings become `warnings`. Never carries a patch.
