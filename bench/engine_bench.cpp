@@ -106,8 +106,9 @@ void parse_and_evaluate(benchmark::State& state) {
 }
 BENCHMARK(parse_and_evaluate);
 
-// A review of `object` for /validate.
-std::string review_of(boost::json::value object) {
+// A review of `object` for /validate: a CREATE, or an UPDATE of `old_object`.
+std::string review_of(boost::json::value object, boost::json::value old_object = nullptr) {
+    const bool update = !old_object.is_null();
     return boost::json::serialize(boost::json::object{
         {"apiVersion", "admission.k8s.io/v1"},
         {"kind", "AdmissionReview"},
@@ -115,9 +116,21 @@ std::string review_of(boost::json::value object) {
          {{"uid", "bench"},
           {"kind",
            {{"group", "worker.gpustack.ai"}, {"version", "v1"}, {"kind", "ModelDeployment"}}},
-          {"operation", "CREATE"},
+          {"operation", update ? "UPDATE" : "CREATE"},
           {"namespace", "bench"},
-          {"object", std::move(object)}}}});
+          {"object", std::move(object)},
+          {"oldObject", std::move(old_object)}}}});
+}
+
+// The typical object scaled: its Decode role from 4 replicas to 6, as `kubectl scale` or a
+// re-apply sends it.
+const std::string& update_review() {
+    static const std::string text = [] {
+        boost::json::value scaled = review_object();
+        scaled.at("spec").at("roles").at(2).as_object()["replicas"] = 6;
+        return review_of(std::move(scaled), review_object());
+    }();
+    return text;
 }
 
 // Ten roles of 100 flags each (`--flag-N value`): the engine's argument scans at scale.
@@ -204,6 +217,7 @@ void admit(benchmark::State& state, const std::string& (*review)(),
 }
 BENCHMARK_CAPTURE(admit, typical_4_7_kb, &review_text, nullptr);
 BENCHMARK_CAPTURE(admit, typical_on_a_cluster, &review_text, cluster_instance_types());
+BENCHMARK_CAPTURE(admit, update_on_a_cluster, &update_review, cluster_instance_types());
 BENCHMARK_CAPTURE(admit, ten_roles_100_flags, &ten_roles_review, nullptr);
 BENCHMARK_CAPTURE(admit, three_mib_object, &three_mib_review, nullptr);
 
