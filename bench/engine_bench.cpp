@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <new>
@@ -73,6 +74,57 @@ void parse_boost_json(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(review_text().size()));
 }
 BENCHMARK(parse_boost_json);
+
+// The DOM in a reused arena, as the admission path builds it.
+void parse_boost_json_arena(benchmark::State& state) {
+    std::vector<unsigned char> arena(64 * 1024);
+    for (auto _ : state) {
+        boost::json::monotonic_resource memory(arena.data(), arena.size());
+        benchmark::DoNotOptimize(boost::json::parse(review_text(), &memory));
+    }
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(review_text().size()));
+}
+BENCHMARK(parse_boost_json_arena);
+
+// Boost.JSON's tokenizer with a handler that keeps nothing: the floor of any reader built on
+// it that takes only the fields a verdict needs instead of a DOM of the whole review.
+struct IgnoringHandler {
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+    using ec = boost::system::error_code;
+    using text = boost::json::string_view;
+    bool on_document_begin(ec&) { return true; }
+    bool on_document_end(ec&) { return true; }
+    bool on_object_begin(ec&) { return true; }
+    bool on_object_end(std::size_t, ec&) { return true; }
+    bool on_array_begin(ec&) { return true; }
+    bool on_array_end(std::size_t, ec&) { return true; }
+    bool on_key_part(text, std::size_t, ec&) { return true; }
+    bool on_key(text, std::size_t, ec&) { return true; }
+    bool on_string_part(text, std::size_t, ec&) { return true; }
+    bool on_string(text, std::size_t, ec&) { return true; }
+    bool on_number_part(text, ec&) { return true; }
+    bool on_int64(std::int64_t, text, ec&) { return true; }
+    bool on_uint64(std::uint64_t, text, ec&) { return true; }
+    bool on_double(double, text, ec&) { return true; }
+    bool on_bool(bool, ec&) { return true; }
+    bool on_null(ec&) { return true; }
+    bool on_comment_part(text, ec&) { return true; }
+    bool on_comment(text, ec&) { return true; }
+};
+
+void tokenize_boost_json(benchmark::State& state) {
+    for (auto _ : state) {
+        boost::json::basic_parser<IgnoringHandler> parser({});
+        boost::system::error_code ec;
+        benchmark::DoNotOptimize(
+            parser.write_some(false, review_text().data(), review_text().size(), ec));
+    }
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(review_text().size()));
+}
+BENCHMARK(tokenize_boost_json);
 
 void schema_check_valijson(benchmark::State& state) {
     static const auto check = rules::SchemaCheck::embedded();
