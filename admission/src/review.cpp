@@ -116,16 +116,20 @@ std::string review(const ReviewEnvelope& envelope, bool allowed, WriteRest write
     return out;
 }
 
-void write_warnings(const std::vector<std::string>& warnings, JsonWriter& json) {
-    if (warnings.empty()) {
-        return;
-    }
-    json.key("warnings");
-    json.begin_array();
-    for (const auto& line : warnings) {
+// `warnings`, when `for_each_line` gives any: it calls its argument with each line.
+template <typename ForEachLine>
+void write_warnings(ForEachLine for_each_line, JsonWriter& json) {
+    bool first = true;
+    for_each_line([&](std::string_view line) {
+        if (std::exchange(first, false)) {
+            json.key("warnings");
+            json.begin_array();
+        }
         json.string(line);
+    });
+    if (!first) {
+        json.end_array();
     }
-    json.end_array();
 }
 
 // A Status's members up to its message; details, when there are any, follow.
@@ -225,25 +229,20 @@ std::string verdict_review(const ReviewEnvelope& envelope, const ObjectIdentity&
         if (!evaluation.allowed()) {
             write_denial(object, evaluation, json);
         }
-        bool first = true;
-        for_each_warning(evaluation, [&](std::string_view line) {
-            if (std::exchange(first, false)) {
-                json.key("warnings");
-                json.begin_array();
-            }
-            json.string(line);
-        });
-        if (!first) {
-            json.end_array();
-        }
+        write_warnings([&](auto line) { for_each_warning(evaluation, line); }, json);
     };
     return review(envelope, evaluation.allowed(), write_rest, std::move(storage));
 }
 
 std::string allowed_review(const ReviewEnvelope& envelope, const std::vector<std::string>& warnings,
                            std::string storage) {
+    const auto each_given = [&warnings](auto line) {
+        for (const auto& warning : warnings) {
+            line(warning);
+        }
+    };
     return review(
-        envelope, true, [&](JsonWriter& json) { write_warnings(warnings, json); },
+        envelope, true, [&](JsonWriter& json) { write_warnings(each_given, json); },
         std::move(storage));
 }
 

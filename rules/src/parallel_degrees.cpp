@@ -61,25 +61,30 @@ Resolved resolve(const ParallelTable& table, const FlagOccurrence& flag,
 
 }  // namespace
 
+std::size_t DeclaredParallelism::position(std::string_view degree) const {
+    std::size_t at = 0;
+    while (at < values.size() && values[at].first != degree) {
+        ++at;
+    }
+    return at;
+}
+
 std::int64_t DeclaredParallelism::value(std::string_view degree) const {
-    const auto it = std::find_if(values.begin(), values.end(),
-                                 [degree](const auto& entry) { return entry.first == degree; });
-    return it == values.end() ? 1 : it->second;
+    const std::size_t at = position(degree);
+    return at < values.size() ? values[at].second : 1;
 }
 
 bool DeclaredParallelism::declared(std::string_view degree) const {
-    return std::any_of(values.begin(), values.end(),
-                       [degree](const auto& entry) { return entry.first == degree; });
+    return position(degree) < values.size();
 }
 
 void DeclaredParallelism::set(std::string_view degree, std::int64_t value) {
-    for (auto& entry : values) {
-        if (entry.first == degree) {
-            entry.second = value;
-            return;
-        }
+    const std::size_t at = position(degree);
+    if (at < values.size()) {
+        values[at].second = value;
+    } else {
+        values.emplace_back(degree, value);
     }
-    values.emplace_back(degree, value);
 }
 
 DeclaredParallelism read_parallelism(const ParallelTable& table, const ArgStream& args,

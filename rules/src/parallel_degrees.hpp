@@ -34,6 +34,9 @@ struct DeclaredParallelism {
     std::int64_t value(std::string_view degree) const;  // 1 when undeclared
     bool declared(std::string_view degree) const;
     void set(std::string_view degree, std::int64_t value);
+
+  private:
+    std::size_t position(std::string_view degree) const;  // values.size() when undeclared
 };
 
 // Reads the degrees of `table` from a role's argument stream (`args` over `tokens`, named

@@ -64,11 +64,10 @@ Clock::time_point Routes::deadline(Clock::time_point received,
 }
 
 RouteResult Routes::handle(const HttpRequest& request, HttpResponse storage) const {
-    const RequestTarget target = parse_target(request.target);
     metrics_.add_inflight(1);
-    RouteResult result = route(request, target, std::move(storage));
+    RouteResult result = route(request, std::move(storage));
     if (const auto* response = std::get_if<HttpResponse>(&result)) {
-        finish(target.path, *response, request.received);
+        finish(request.target.path, *response, request.received);
     }
     return result;
 }
@@ -112,9 +111,8 @@ HttpResponse Routes::admission_response(admission::Outcome outcome) const {
     return out;
 }
 
-RouteResult Routes::route(const HttpRequest& request, const RequestTarget& target,
-                          HttpResponse storage) const {
-    const std::string_view path = target.path;
+RouteResult Routes::route(const HttpRequest& request, HttpResponse storage) const {
+    const std::string_view path = request.target.path;
     const bool reviews = path == "/validate" || path == "/mutate";
     if (reviews && request.over_tls) {
         if (request.method != "POST") {
@@ -130,7 +128,7 @@ RouteResult Routes::route(const HttpRequest& request, const RequestTarget& targe
                          "request body exceeds " + std::to_string(options_.body_limit) + " bytes");
         }
         const auto types = instance_types_.current();
-        const Clock::time_point deadline = this->deadline(request.received, target.timeout);
+        const Clock::time_point deadline = this->deadline(request.received, request.target.timeout);
         // The last answer's text and decision are this one's memory.
         admission::Outcome memory = std::move(storage.admission);
         memory.body = std::move(storage.body);

@@ -20,7 +20,7 @@ using admission::Clock;
 // A request as the session read it; the body may be cut short when it exceeded the limit.
 struct HttpRequest {
     std::string_view method;
-    std::string_view target;
+    RequestTarget target;  // parsed once, when the header arrived
     std::string_view content_type;
     std::string_view body;
     bool body_over_limit = false;
@@ -73,8 +73,7 @@ class Routes {
                                std::optional<std::chrono::milliseconds> timeout) const;
 
   private:
-    RouteResult route(const HttpRequest& request, const RequestTarget& target,
-                      HttpResponse storage) const;
+    RouteResult route(const HttpRequest& request, HttpResponse storage) const;
     HttpResponse admission_response(admission::Outcome outcome) const;
     void finish(std::string_view path, const HttpResponse& response,
                 Clock::time_point received) const;

@@ -278,10 +278,11 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         stream.expires_after(env.timeouts.header);
         // The apiserver's ?timeout= also bounds how long the body may take to arrive.
         Clock::time_point started;
-        Clock::time_point deadline;
+        RequestTarget target;
         const ReadOutcome read = co_await read_request(stream, buffer, parser, [&] {
             started = Clock::now();
-            deadline = env.routes.deadline(started, parse_target(parser.get().target()).timeout);
+            target = parse_target(parser.get().target());
+            const Clock::time_point deadline = env.routes.deadline(started, target.timeout);
             stream.expires_after(std::min<Clock::duration>(env.timeouts.body, deadline - started));
         });
         // A Content-Length over the limit is known with the headers: answered 413 below
@@ -304,7 +305,7 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         }
         const auto& request = parser.get();
         HttpRequest http_request{request.method_string(),
-                                 request.target(),
+                                 std::move(target),
                                  request[http::field::content_type],
                                  request.body(),
                                  over_limit,

@@ -47,8 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& request = parser.get();
     const std::string content_type(request[http::field::content_type]);
     const server::HttpRequest parsed{
-        request.method_string(),         request.target(), content_type,        request.body(),
-        over_limit || !parser.is_done(), (size % 2) == 0,  server::Clock::now()};
+        request.method_string(), server::parse_target(request.target()), content_type,
+        request.body(),          over_limit || !parser.is_done(),        (size % 2) == 0,
+        server::Clock::now()};
     auto result = server.routes.handle(parsed);
     const server::HttpResponse response =
         std::holds_alternative<server::HttpResponse>(result)

@@ -22,8 +22,8 @@ class RoutesTest : public testing::Test {
                               std::string_view body = "{}",
                               std::string_view content_type = "application/json",
                               bool over_tls = true, bool over_limit = false) {
-        auto result = routes.handle(
-            HttpRequest{method, target, content_type, body, over_limit, over_tls, Clock::now()});
+        auto result = routes.handle(HttpRequest{method, server::parse_target(target), content_type,
+                                                body, over_limit, over_tls, Clock::now()});
         EXPECT_TRUE(std::holds_alternative<server::HttpResponse>(result));
         return std::get<server::HttpResponse>(std::move(result));
     }
