@@ -9,6 +9,9 @@
 # connection per request (Connection: close) 16 at a time, as kube-apiserver opens them after a
 # rollout. The servers take turns within each load, in alternating order, ROUNDS times; the
 # table gives requests/s, p50 and p99 of each run and our ratio to each reference.
+# One more row, "transport", is our webhook with the same body posted to /healthz: it reads the
+# request and answers 405 without a review, so ours/transport is what the review costs and
+# transport/nginx is what TLS, HTTP and the event loop cost against nginx's.
 #   bench/load/run.sh [SECONDS] [ROUNDS]      (default 10 s per run, 1 round)
 # MDADMIT_BENCH_PIN=1 gives each server one thread (one nginx worker, GOMAXPROCS=1) pinned to
 # CPU 1 and wrk one thread pinned to CPU 0. MDADMIT_BENCH_CASE=denied sends the denied review.
@@ -28,6 +31,8 @@ case=${MDADMIT_BENCH_CASE:-allowed}
 body=$([[ $case == allowed ]] && echo bench/data/review-allowed.json || echo examples/review-denied.json)
 declare -A ports=([ours]=18443 [nginx]=18444 [go]=18445)
 require_free_ports "${ports[@]}"
+ports[transport]=${ports[ours]}
+declare -A paths=([transport]=/healthz)
 
 "${server_cpu[@]}" "$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
     --listen "127.0.0.1:${ports[ours]}" --health-listen off --threads "$threads" \
@@ -48,7 +53,7 @@ sed -e "s|@WORKERS@|$threads|; s|@DIR@|$work|g; s|@PORT@|${ports[nginx]}|" \
 "${server_cpu[@]}" nginx -c "$work/nginx.conf" -e "$work/nginx-error.log" &
 pids+=($!)
 
-servers=(ours nginx)
+servers=(ours transport nginx)
 if command -v go >/dev/null; then
     (cd bench/load/go-webhook && GOFLAGS=-mod=mod go build -o "$work/go-webhook" .)
     "${server_cpu[@]}" "$work/go-webhook" -cert "$work/tls.crt" -key "$work/tls.key" \
@@ -59,27 +64,35 @@ else
     echo "go not found: the Go reference is skipped (tools/setup.sh --bench installs it)" >&2
 fi
 sleep 0.5
-for server in "${servers[@]}"; do
+for server in ours nginx "${servers[@]:3}"; do
     curl -sf --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary "@$body" \
         "https://localhost:${ports[$server]}/validate?case=$case" | grep -q '"allowed"'
 done
+transport_status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/ca.crt" \
+    -H 'Content-Type: application/json' --data-binary "@$body" "https://localhost:${ports[transport]}${paths[transport]}")
+if [[ $transport_status != 405 ]]; then
+    echo "POST ${paths[transport]} answered $transport_status, not 405: the transport row would not measure the transport" >&2
+    exit 1
+fi
 
 # wrk's summary: requests/s, and the 50% and 99% lines of --latency, converted to ms.
+# The transport row's answers are all 405: only other statuses count as errors there.
 run_wrk() {
-    local port=$1 connections=$2 close=$3
+    local server=$1 connections=$2 close=$3
     local wrk_threads=$((connections < threads ? connections : threads))
-    MDADMIT_BODY=$body MDADMIT_CASE=$case MDADMIT_CLOSE=$close "${client_cpu[@]}" \
+    MDADMIT_BODY=$body MDADMIT_CASE=$case MDADMIT_CLOSE=$close MDADMIT_PATH=${paths[$server]:-} \
+        "${client_cpu[@]}" \
         wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" --latency \
-        -s bench/load/post.lua "https://localhost:$port" >"$work/wrk.out"
-    awk '
+        -s bench/load/post.lua "https://localhost:${ports[$server]}" >"$work/wrk.out"
+    awk -v expect_errors="$([[ $server == transport ]] && echo 1 || echo 0)" '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
         /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 }
-        /Non-2xx/ { errors = errors " " $0 }
+        /Non-2xx/ && !expect_errors { errors = errors " " $0 }
         END { printf "%.0f %.3f %.3f%s\n", rps, p50, p99, (errors == "" ? "" : " ERRORS:" errors) }' "$work/wrk.out"
 }
 
 echo "case: $case ($(wc -c <"$body") bytes), threads: $threads, $duration s per run, $rounds round(s)"
-printf '%-22s %-6s | %9s %8s %8s\n' load server "req/s" "p50 ms" "p99 ms"
+printf '%-22s %-9s | %9s %8s %8s\n' load server "req/s" "p50 ms" "p99 ms"
 declare -A total
 for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
     connections=${load##* }
@@ -87,8 +100,8 @@ for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
     order=("${servers[@]}")
     for round in $(seq "$rounds"); do
         for server in "${order[@]}"; do
-            read -r rps p50 p99 errors < <(run_wrk "${ports[$server]}" "$connections" "$close")
-            printf '%-22s %-6s | %9s %8s %8s %s\n' "$load" "$server" "$rps" "$p50" "$p99" "${errors:-}"
+            read -r rps p50 p99 errors < <(run_wrk "$server" "$connections" "$close")
+            printf '%-22s %-9s | %9s %8s %8s %s\n' "$load" "$server" "$rps" "$p50" "$p99" "${errors:-}"
             total[$load/$server]=$(echo "${total[$load/$server]:-0} + $rps" | bc -l)
         done
         # Alternate who goes first, so that neither always runs on a machine the other warmed.
@@ -96,12 +109,15 @@ for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
     done
 done
 echo
-printf '%-22s %12s %12s\n' load "ours/nginx" "ours/go"
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
 for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
     go_ratio=n/a
     if [[ -n ${total[$load/go]:-} ]]; then
-        go_ratio=$(printf '%.2f' "$(echo "${total[$load/ours]} / ${total[$load/go]}" | bc -l)")
+        go_ratio=$(ratio "${total[$load/ours]}" "${total[$load/go]}")
     fi
-    printf '%-22s %12.2f %12s\n' "$load" "$(echo "${total[$load/ours]} / ${total[$load/nginx]}" | bc -l)" "$go_ratio"
+    printf '%-22s %12s %12s %16s %16s\n' "$load" "$(ratio "${total[$load/ours]}" "${total[$load/nginx]}")" \
+        "$go_ratio" "$(ratio "${total[$load/transport]}" "${total[$load/nginx]}")" \
+        "$(ratio "${total[$load/ours]}" "${total[$load/transport]}")"
 done
 echo "webhook peak RSS: $(awk '/VmHWM/ {print $2, $3}' "/proc/$webhook_pid/status")"
