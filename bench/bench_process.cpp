@@ -142,8 +142,18 @@ ChildProcess::ChildProcess(std::vector<std::string> command, std::optional<int> 
 }
 
 ChildProcess::~ChildProcess() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    if (pid_ != 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+}
+
+int ChildProcess::stop() {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,

@@ -57,13 +57,17 @@ class Workspace {
 };
 
 // A child process (the webhook), started from `command`, pinned to `cpu` when given with
-// taskset; killed and reaped however the benchmark ends.
+// taskset; killed and reaped however the benchmark ends, unless stopped before.
 class ChildProcess {
   public:
     ChildProcess(std::vector<std::string> command, std::optional<int> cpu);
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
     ~ChildProcess();
+
+    // Sends SIGTERM and waits for the process to exit: its exit code, or -1 when a signal
+    // ended it.
+    int stop();
 
   private:
     pid_t pid_ = 0;
