@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <cerrno>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -149,11 +150,17 @@ ChildProcess::~ChildProcess() {
 }
 
 int ChildProcess::stop() {
+    if (pid_ == 0) {
+        return -1;  // already stopped: kill(0) would signal our own process group
+    }
     ::kill(pid_, SIGTERM);
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    pid_t reaped = -1;
+    do {
+        reaped = ::waitpid(pid_, &status, 0);
+    } while (reaped == -1 && errno == EINTR);
     pid_ = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return reaped != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::optional<std::chrono::milliseconds> wait_until_ready(unsigned short health_port,

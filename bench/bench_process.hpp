@@ -66,7 +66,7 @@ class ChildProcess {
     ~ChildProcess();
 
     // Sends SIGTERM and waits for the process to exit: its exit code, or -1 when a signal
-    // ended it.
+    // ended it, it could not be waited for, or it was already stopped.
     int stop();
 
   private:
