@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
     g++ cmake make pkg-config git openssl ca-certificates curl
-    libboost1.81-dev libboost-json1.81-dev libssl-dev
+    libboost1.81-dev libssl-dev
     nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
 )

@@ -6,9 +6,10 @@
 
 namespace mdadmit::server {
 
-std::string escape_label(std::string_view value) {
-    std::string out;
-    out.reserve(value.size());
+namespace {
+
+// Appends a label value escaped for the exposition format (backslash, quote, newline).
+void append_escaped(std::string& out, std::string_view value) {
     for (const char c : value) {
         if (c == '\\' || c == '"') {
             out += '\\';
@@ -19,10 +20,37 @@ std::string escape_label(std::string_view value) {
             out += c;
         }
     }
-    return out;
 }
 
-namespace {
+// The text of one label set (name="value",...), composed in a per-thread buffer that keeps its
+// capacity: counting a request or a finding allocates nothing once the thread has composed a
+// label set as long. One is alive at a time on a thread (each counting function makes one and
+// hands its view to a family, which copies it the first time it sees it).
+class LabelText {
+  public:
+    LabelText() : text_(scratch()) { text_.clear(); }
+    LabelText(const LabelText&) = delete;
+    LabelText& operator=(const LabelText&) = delete;
+
+    LabelText& add(std::string_view name, std::string_view value) {
+        if (!text_.empty()) {
+            text_ += ',';
+        }
+        text_ += name;
+        text_ += "=\"";
+        append_escaped(text_, value);
+        text_ += '"';
+        return *this;
+    }
+    std::string_view view() const { return text_; }
+
+  private:
+    static std::string& scratch() {
+        thread_local std::string text;
+        return text;
+    }
+    std::string& text_;
+};
 
 // The shortest text that reads back as the same double: le="0.0025", not 0.0025000000000000001.
 std::string number(double value) {
@@ -88,11 +116,17 @@ bool Metrics::HistogramCell::empty() const {
 }
 
 void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseconds latency) {
-    const std::string key =
-        "path=\"" + escape_label(labels.path) + "\",code=\"" + std::to_string(labels.code) +
-        "\",operation=\"" + escape_label(labels.operation) + "\",verdict=\"" +
-        escape_label(labels.verdict) + "\",dry_run=\"" + (labels.dry_run ? "true" : "false") + "\"";
-    add_owned(requests_.cell(key).count);
+    char code[12];
+    const auto code_end = std::to_chars(code, code + sizeof code, labels.code).ptr;
+    add_owned(requests_
+                  .cell(LabelText()
+                            .add("path", labels.path)
+                            .add("code", std::string_view(code, code_end))
+                            .add("operation", labels.operation)
+                            .add("verdict", labels.verdict)
+                            .add("dry_run", labels.dry_run ? "true" : "false")
+                            .view())
+                  .count);
 
     const double seconds = std::chrono::duration<double>(latency).count();
     HistogramCell& histogram = latency_.cell(labels.path);
@@ -107,29 +141,30 @@ void Metrics::observe_request(const RequestLabels& labels, std::chrono::nanoseco
 
 void Metrics::count_finding(std::string_view rule, std::string_view severity, bool enforced) {
     add_owned(findings_
-                  .cell("rule=\"" + escape_label(rule) + "\",severity=\"" + escape_label(severity) +
-                        "\",enforced=\"" + (enforced ? "true" : "false") + "\"")
+                  .cell(LabelText()
+                            .add("rule", rule)
+                            .add("severity", severity)
+                            .add("enforced", enforced ? "true" : "false")
+                            .view())
                   .count);
 }
 
 void Metrics::count_unjudged_kind(std::string_view kind) {
-    add_owned(unjudged_.cell("kind=\"" + escape_label(kind) + "\"").count);
+    add_owned(unjudged_.cell(LabelText().add("kind", kind).view()).count);
 }
 
 void Metrics::count_lookup(std::string_view result) {
-    add_owned(lookups_.cell("result=\"" + escape_label(result) + "\"").count);
+    add_owned(lookups_.cell(LabelText().add("result", result).view()).count);
 }
 
 void Metrics::count_cache_update(std::string_view kind, std::string_view update) {
     add_owned(
-        cache_updates_
-            .cell("kind=\"" + escape_label(kind) + "\",update=\"" + escape_label(update) + "\"")
-            .count);
+        cache_updates_.cell(LabelText().add("kind", kind).add("update", update).view()).count);
 }
 
 void Metrics::set_cache_synced(std::string_view kind, bool synced) {
     const std::lock_guard lock(cache_synced_mutex_);
-    cache_synced_["kind=\"" + escape_label(kind) + "\""] = synced ? 1 : 0;
+    cache_synced_[std::string(LabelText().add("kind", kind).view())] = synced ? 1 : 0;
 }
 
 void Metrics::set_audit(const admission::AuditTally& tally, double finished_unix_seconds,
@@ -140,9 +175,11 @@ void Metrics::set_audit(const admission::AuditTally& tally, double finished_unix
     }
     for (const auto& [key, count] : tally.violations) {
         const auto& [rule, severity, enforced] = key;
-        audit_.violations["rule=\"" + escape_label(rule) + "\",severity=\"" +
-                          std::string(rules::to_string(severity)) + "\",enforced=\"" +
-                          (enforced ? "true" : "false") + "\""] = count;
+        audit_.violations[std::string(LabelText()
+                                          .add("rule", rule)
+                                          .add("severity", rules::to_string(severity))
+                                          .add("enforced", enforced ? "true" : "false")
+                                          .view())] = count;
     }
     audit_.ran = true;
     audit_.objects = tally.objects;
@@ -199,7 +236,7 @@ void Metrics::write_latency(std::string& out) const {
     family(out, "mdadmit_request_duration_seconds", "histogram",
            "Time from a request's last byte read to its answer written.");
     for (const auto& [path, total] : totals) {
-        const std::string path_label = "path=\"" + escape_label(path) + "\"";
+        const std::string path_label(LabelText().add("path", path).view());
         std::uint64_t cumulative = 0;
         for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
             cumulative += total.buckets[i];

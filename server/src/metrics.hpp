@@ -117,7 +117,4 @@ class Metrics {
     std::atomic<std::int64_t> connections_{0};
 };
 
-// Escapes a label value for the exposition format (backslash, quote, newline).
-std::string escape_label(std::string_view value);
-
 }  // namespace mdadmit::server

@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <memory_resource>
 #include <optional>
 
 #include "http_response.hpp"
@@ -169,7 +170,13 @@ asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, i
     }
 }
 
-using RequestParser = http::request_parser<http::string_body>;
+// A request's target and header fields take their memory from the connection's coroutine
+// frame, and from the heap only past `header_memory` bytes (up to the header limit); it is all
+// given back when the request is answered. With Beast's default allocator every header field
+// of every request is an allocation of its own.
+constexpr std::size_t header_memory = 2 * 1024;
+using HeaderAllocator = std::pmr::polymorphic_allocator<char>;
+using RequestParser = http::request_parser<http::string_body, HeaderAllocator>;
 
 // How reading a request ended.
 enum class ReadEnd {
@@ -192,10 +199,20 @@ template <typename Stream, typename OnHeader>
 asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& buffer,
                                           RequestParser& parser, OnHeader on_header) {
     bool header_done = false;
+    std::size_t header_taken = 0;  // bytes of the header the parser has taken so far
     for (;;) {
         if (buffer.size() != 0) {
             beast::error_code ec;
+            // Beast takes whole fields as they arrive and applies its limit only to what one
+            // put() has not taken yet; the limit left for the rest makes it one on the whole
+            // header, however it is split across reads.
+            if (!header_done) {
+                parser.header_limit(static_cast<std::uint32_t>(header_limit - header_taken));
+            }
             const std::size_t used = parser.put(buffer.data(), ec);
+            if (!header_done) {
+                header_taken += used;
+            }
             buffer.consume(used);
             // A Content-Length over the limit stops the parser with every header read, before
             // it counts the header as done.
@@ -271,9 +288,11 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         }
         first_request = false;
 
-        RequestParser parser;
-        parser.get().body() = std::move(spare_body);
-        parser.header_limit(header_limit);
+        std::array<std::byte, header_memory> header_bytes;
+        std::pmr::monotonic_buffer_resource header_resource(header_bytes.data(),
+                                                            header_bytes.size());
+        RequestParser parser(std::piecewise_construct, std::make_tuple(std::move(spare_body)),
+                             std::make_tuple(HeaderAllocator(&header_resource)));
         parser.body_limit(env.routes.options().body_limit);
         stream.expires_after(env.timeouts.header);
         // The apiserver's ?timeout= also bounds how long the body may take to arrive.

@@ -85,6 +85,38 @@ TEST(Metrics, CountsFromManyThreadsAreSummedAtScrape) {
               total);
 }
 
+TEST(Metrics, LabelValuesAreEscapedAndEachCallCountsUnderItsOwnLabels) {
+    server::Metrics metrics;
+    // A kind is the client's text: quote, backslash and newline are escaped, as the exposition
+    // format requires.
+    metrics.count_unjudged_kind("Odd\"Kind\\With\nBreak");
+    // Label sets of different lengths, one after the other on one thread: each is counted
+    // under its own text, none under a rest of the one before.
+    metrics.count_finding("router-policy-value", "deny", true);
+    metrics.count_finding("ports", "warn", false);
+    metrics.observe_request({"/mutate", 200, "CREATE", "allowed", true},
+                            std::chrono::microseconds(5));
+    metrics.count_lookup("hit");
+    metrics.count_finding("router-policy-value", "deny", true);
+    const std::string text = metrics.exposition();
+    EXPECT_EQ(
+        sample_value(text, "mdadmit_unjudged_kind_total{kind=\"Odd\\\"Kind\\\\With\\nBreak\"}"),
+        "1");
+    EXPECT_EQ(sample_value(text,
+                           "mdadmit_findings_total{rule=\"router-policy-value\",severity=\"deny\","
+                           "enforced=\"true\"}"),
+              "2");
+    EXPECT_EQ(
+        sample_value(text,
+                     "mdadmit_findings_total{rule=\"ports\",severity=\"warn\",enforced=\"false\"}"),
+        "1");
+    EXPECT_EQ(
+        sample_value(text,
+                     "mdadmit_requests_total{path=\"/mutate\",code=\"200\",operation=\"CREATE\","
+                     "verdict=\"allowed\",dry_run=\"true\"}"),
+        "1");
+}
+
 TEST(Metrics, ManyLabelSetsShareTheOverflowSampleInsteadOfGrowing) {
     server::Metrics metrics;
     for (int i = 0; i < 1000; ++i) {

@@ -123,6 +123,40 @@ TEST(ServerOverTls, PipelinedRequestsAreAnsweredInOrderAMalformedOneIsRefusedAnd
     EXPECT_EQ(client.request("GET", "/healthz").status, 200);
 }
 
+// A request's header fields live in 2 KiB of the connection's own memory, and on the heap past
+// it up to the 16 KiB limit: small and large headers alternate on one connection, each read
+// whole, and headers over the limit are answered 431 and closed. The server reads 4 KiB at a
+// time and the parser takes whole fields as they come, so the limit holds for the whole
+// header, not for what one read left unparsed.
+TEST(ServerOverTls, HeadersOfEverySizeUpToTheLimitAreReadAndLargerOnesRefused) {
+    ServerFixture fixture;
+    HttpsClient client(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(client.connect()) << client.last_error();
+    const auto post = [](const std::string& uid, std::size_t padding_bytes) {
+        std::string padding;
+        for (int field = 0; padding.size() < padding_bytes; ++field) {
+            padding += "X-Padding-" + std::to_string(field) + ": " + std::string(100, 'p') + "\r\n";
+        }
+        const std::string body = validate_review(admitted_object, uid);
+        return "POST /validate HTTP/1.1\r\nHost: x\r\n" + padding +
+               "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+               "\r\n\r\n" + body;
+    };
+    for (const std::size_t padding : {0, 12 * 1024, 100, 3 * 1024, 0}) {
+        const std::string uid = "padded-" + std::to_string(padding);
+        client.write_raw(post(uid, padding));
+        const auto answer = client.read_response();
+        ASSERT_EQ(answer.status, 200) << padding << " bytes of headers: " << client.last_error();
+        EXPECT_EQ(json::parse(answer.body).at("response").at("uid"), uid.c_str());
+        EXPECT_TRUE(answer.keep_alive);
+    }
+    client.write_raw(post("over", 17 * 1024));
+    const auto refused = client.read_response();
+    EXPECT_EQ(refused.status, 431);
+    EXPECT_NE(refused.body.find("request headers too large"), std::string::npos) << refused.body;
+    EXPECT_FALSE(refused.keep_alive);
+}
+
 // Bodies of many TLS records each way: a 2 MiB review in, a denial of many findings out, on
 // one kept-alive connection.
 TEST(ServerOverTls, BodiesSpanningManyTlsRecordsBothWays) {
