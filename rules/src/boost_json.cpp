@@ -1,4 +1,5 @@
-// Boost.JSON compiled here, with the project's flags, instead of linked from libboost_json.so:
-// the review's parse then inlines into the decoder and, in a profile-guided build, is laid out
-// by the profile like the rest of the request path (bench/RESULTS.md).
+// Boost.JSON compiled here, in the library's header-only mode, instead of linked from Debian's
+// libboost_json.so (built -O2 -fPIC, called through the PLT): the parser is then built with the
+// project's flags and, in a profile-guided build, laid out by the profile like the rest of the
+// request path (bench/RESULTS.md).
 #include <boost/json/src.hpp>

@@ -1,5 +1,6 @@
 #include "metrics.hpp"
 
+#include <cassert>
 #include <charconv>
 #include <functional>
 #include <map>
@@ -28,7 +29,12 @@ void append_escaped(std::string& out, std::string_view value) {
 // hands its view to a family, which copies it the first time it sees it).
 class LabelText {
   public:
-    LabelText() : text_(scratch()) { text_.clear(); }
+    LabelText() : text_(scratch()) {
+        assert(!composing() && "one LabelText at a time per thread: they share the buffer");
+        composing() = true;
+        text_.clear();
+    }
+    ~LabelText() { composing() = false; }
     LabelText(const LabelText&) = delete;
     LabelText& operator=(const LabelText&) = delete;
 
@@ -48,6 +54,10 @@ class LabelText {
     static std::string& scratch() {
         thread_local std::string text;
         return text;
+    }
+    static bool& composing() {
+        thread_local bool alive = false;
+        return alive;
     }
     std::string& text_;
 };

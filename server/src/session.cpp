@@ -203,17 +203,18 @@ asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& bu
     for (;;) {
         if (buffer.size() != 0) {
             beast::error_code ec;
-            // Beast takes whole fields as they arrive and applies its limit only to what one
-            // put() has not taken yet; the limit left for the rest makes it one on the whole
-            // header, however it is split across reads.
-            if (!header_done) {
-                parser.header_limit(static_cast<std::uint32_t>(header_limit - header_taken));
-            }
             const std::size_t used = parser.put(buffer.data(), ec);
+            buffer.consume(used);
+            // Beast takes whole fields as they arrive and applies its limit only to what one
+            // put() has not taken yet, so a header split across reads could grow past it: the
+            // limit is on the header's bytes so far, taken or still buffered.
             if (!header_done) {
                 header_taken += used;
+                const std::size_t unparsed = ec == http::error::need_more ? buffer.size() : 0;
+                if (header_taken + unparsed > header_limit) {
+                    ec = http::error::header_limit;
+                }
             }
-            buffer.consume(used);
             // A Content-Length over the limit stops the parser with every header read, before
             // it counts the header as done.
             if (!header_done && (parser.is_header_done() || ec == http::error::body_limit)) {
@@ -291,8 +292,9 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         std::array<std::byte, header_memory> header_bytes;
         std::pmr::monotonic_buffer_resource header_resource(header_bytes.data(),
                                                             header_bytes.size());
-        RequestParser parser(std::piecewise_construct, std::make_tuple(std::move(spare_body)),
+        RequestParser parser(std::piecewise_construct, std::forward_as_tuple(std::move(spare_body)),
                              std::make_tuple(HeaderAllocator(&header_resource)));
+        parser.header_limit(header_limit);
         parser.body_limit(env.routes.options().body_limit);
         stream.expires_after(env.timeouts.header);
         // The apiserver's ?timeout= also bounds how long the body may take to arrive.

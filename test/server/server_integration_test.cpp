@@ -155,6 +155,13 @@ TEST(ServerOverTls, HeadersOfEverySizeUpToTheLimitAreReadAndLargerOnesRefused) {
     EXPECT_EQ(refused.status, 431);
     EXPECT_NE(refused.body.find("request headers too large"), std::string::npos) << refused.body;
     EXPECT_FALSE(refused.keep_alive);
+
+    // One field longer than the limit, which no read holds whole.
+    HttpsClient one_field(fixture.port(), fixture.client_options());
+    ASSERT_TRUE(one_field.connect()) << one_field.last_error();
+    one_field.write_raw(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + std::string(17 * 1024, 'l') + "\r\n\r\n");
+    EXPECT_EQ(one_field.read_response().status, 431);
 }
 
 // Bodies of many TLS records each way: a 2 MiB review in, a denial of many findings out, on
