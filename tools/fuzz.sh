@@ -4,7 +4,7 @@
 # reach new code are written to build-fuzz/corpus/<target>; a crash or a broken invariant is
 # written to build-fuzz/crashes/ and stops that target (copy it into test/fuzz/corpus/<target>/
 # once fixed, so every build replays it).
-#   tools/fuzz.sh [SECONDS] [TARGET ...]     targets: http admission rule_data manifest model
+#   tools/fuzz.sh [SECONDS] [TARGET ...]     targets: http request_read admission rule_data manifest model
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -12,7 +12,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    targets=(http admission rule_data manifest model)
+    targets=(http request_read admission rule_data manifest model)
 fi
 build=${MDADMIT_FUZZ_BUILD_DIR:-build-fuzz}
 CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMDADMIT_FUZZ=ON \

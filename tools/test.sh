@@ -19,7 +19,7 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 clang_build=${MDADMIT_CLANG_BUILD_DIR:-build-clang}
 CXX=clang++ cmake -S . -B "$clang_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMDADMIT_SANITIZE=ON \
     -DMDADMIT_BUILD_TESTS=ON >/dev/null
-replays=(admission rule_data manifest model)
+replays=(request_read admission rule_data manifest model)
 cmake --build "$clang_build" -j "$(nproc)" --target mdadmit_unit_tests mdadmit_admission_tests \
     "${replays[@]/#/mdadmit_fuzz_}"
 "$clang_build/test/mdadmit_unit_tests" --gtest_brief=1

@@ -1,6 +1,7 @@
 #include "mdadmit/rules/decode.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/json/value.hpp>
 
 #include "field_path.hpp"
@@ -144,6 +145,28 @@ class Reader {
     Memory memory_;
 };
 
+// The members of `object` named by `keys`, found in one pass over it. Boost.JSON searches a
+// small object linearly, so reading a role's fifteen fields one lookup at a time would scan
+// the role fifteen times. A parsed object's keys are unique, so the first match is the one.
+template <std::size_t N>
+std::array<const json::value*, N> members_of(const json::object* object,
+                                             const std::array<std::string_view, N>& keys) {
+    std::array<const json::value*, N> found{};
+    if (object == nullptr) {
+        return found;
+    }
+    for (const auto& member : *object) {
+        const std::string_view key = member.key();
+        for (std::size_t i = 0; i < N; ++i) {
+            if (keys[i] == key) {
+                found[i] = &member.value();
+                break;
+            }
+        }
+    }
+    return found;
+}
+
 EngineKind engine_kind(std::string_view name) {
     if (name == "vLLM" || name == "vllm") {
         return EngineKind::vllm;
@@ -168,21 +191,29 @@ RoleKind role_kind(std::string_view name) {
 }
 
 Resources decode_resources(Reader& in, const json::value* value, const FieldPath& path) {
+    enum Field : std::size_t {
+        f_accelerator,
+        f_sliced_memory,
+        f_sliced_cores,
+        f_partitioned_profile,
+        f_interface,
+        field_count
+    };
+    static constexpr std::array<std::string_view, field_count> keys{
+        "accelerator", "acceleratorSlicedMemoryPercentage", "acceleratorSlicedCoresPercentage",
+        "acceleratorPartitionedProfile", "interface"};
     Resources out;
     const json::object* object = in.object(value, path);
+    const auto field = members_of(object, keys);
     out.present = object != nullptr;
-    out.accelerator =
-        in.quantity(Reader::member(object, "accelerator"), path.member("accelerator"));
+    out.accelerator = in.quantity(field[f_accelerator], path.member("accelerator"));
     out.sliced_memory_percentage =
-        in.integer(Reader::member(object, "acceleratorSlicedMemoryPercentage"),
-                   path.member("acceleratorSlicedMemoryPercentage"));
+        in.integer(field[f_sliced_memory], path.member("acceleratorSlicedMemoryPercentage"));
     out.sliced_cores_percentage =
-        in.integer(Reader::member(object, "acceleratorSlicedCoresPercentage"),
-                   path.member("acceleratorSlicedCoresPercentage"));
-    out.partitioned_profile = in.string(Reader::member(object, "acceleratorPartitionedProfile"),
-                                        path.member("acceleratorPartitionedProfile"));
-    out.interface_count =
-        in.quantity(Reader::member(object, "interface"), path.member("interface"));
+        in.integer(field[f_sliced_cores], path.member("acceleratorSlicedCoresPercentage"));
+    out.partitioned_profile =
+        in.string(field[f_partitioned_profile], path.member("acceleratorPartitionedProfile"));
+    out.interface_count = in.quantity(field[f_interface], path.member("interface"));
     return out;
 }
 
@@ -234,43 +265,61 @@ Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path
 }
 
 Role decode_role(Reader& in, const json::object* object, std::size_t index, const FieldPath& path) {
+    enum Field : std::size_t {
+        f_name,
+        f_kind,
+        f_replicas,
+        f_size,
+        f_instance_type,
+        f_resources,
+        f_image,
+        f_ports,
+        f_command,
+        f_extra_args,
+        f_env,
+        f_additional_volumes,
+        f_privileged,
+        f_topology,
+        f_elastic_ep,
+        field_count
+    };
+    static constexpr std::array<std::string_view, field_count> keys{
+        "name",       "kind",     "replicas", "size",      "instanceType", "resources",
+        "image",      "ports",    "command",  "extraArgs", "env",          "additionalVolumes",
+        "privileged", "topology", "elasticEp"};
+    const auto field = members_of(object, keys);
     Role role(in.memory());
     role.index = index;
-    role.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
-    if (auto kind = in.string(Reader::member(object, "kind"), path.member("kind"))) {
+    role.name = in.string(field[f_name], path.member("name")).value_or("");
+    if (auto kind = in.string(field[f_kind], path.member("kind"))) {
         role.kind = role_kind(*kind);
         if (role.kind == RoleKind::unknown) {
             in.problem(path.member("kind"), "unknown role kind \"" + std::string(*kind) +
                                                 "\"; expected Server, Prefill, Decode or Encode");
         }
     }
-    role.replicas =
-        in.integer(Reader::member(object, "replicas"), path.member("replicas")).value_or(1);
-    role.size = in.integer(Reader::member(object, "size"), path.member("size")).value_or(1);
-    role.instance_type =
-        in.string(Reader::member(object, "instanceType"), path.member("instanceType"));
-    role.resources =
-        decode_resources(in, Reader::member(object, "resources"), path.member("resources"));
-    role.image = in.string(Reader::member(object, "image"), path.member("image"));
-    in.objects<PortSpec>(Reader::member(object, "ports"), path.member("ports"), decode_port,
-                         role.ports);
+    role.replicas = in.integer(field[f_replicas], path.member("replicas")).value_or(1);
+    role.size = in.integer(field[f_size], path.member("size")).value_or(1);
+    role.instance_type = in.string(field[f_instance_type], path.member("instanceType"));
+    role.resources = decode_resources(in, field[f_resources], path.member("resources"));
+    role.image = in.string(field[f_image], path.member("image"));
+    in.objects<PortSpec>(field[f_ports], path.member("ports"), decode_port, role.ports);
     List<std::string_view> command(in.memory());
-    if (in.strings(Reader::member(object, "command"), path.member("command"), command)) {
+    if (in.strings(field[f_command], path.member("command"), command)) {
         role.command.emplace(std::move(command));
     }
-    in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"), role.extra_args);
-    in.objects<EnvVar>(Reader::member(object, "env"), path.member("env"), decode_env_var, role.env);
-    in.objects<Volume>(Reader::member(object, "additionalVolumes"),
-                       path.member("additionalVolumes"), decode_volume, role.additional_volumes);
-    role.privileged =
-        in.boolean(Reader::member(object, "privileged"), path.member("privileged")).value_or(false);
+    in.strings(field[f_extra_args], path.member("extraArgs"), role.extra_args);
+    in.objects<EnvVar>(field[f_env], path.member("env"), decode_env_var, role.env);
+    in.objects<Volume>(field[f_additional_volumes], path.member("additionalVolumes"), decode_volume,
+                       role.additional_volumes);
+    role.privileged = in.boolean(field[f_privileged], path.member("privileged")).value_or(false);
     const FieldPath topology_path = path.member("topology");
-    if (const auto* topology = in.object(Reader::member(object, "topology"), topology_path)) {
+    if (const auto* topology = in.object(field[f_topology], topology_path)) {
         role.topology_required_level = in.string(Reader::member(topology, "requiredLevel"),
                                                  topology_path.member("requiredLevel"));
     }
     const FieldPath elastic_path = path.member("elasticEp");
-    if (const auto* elastic = in.object(Reader::member(object, "elasticEp"), elastic_path)) {
+    if (const auto* elastic = in.object(field[f_elastic_ep], elastic_path)) {
         role.has_elastic_ep = true;
         role.elastic_ep_width =
             in.integer(Reader::member(elastic, "width"), elastic_path.member("width"));
@@ -283,16 +332,32 @@ std::optional<Router> decode_router(Reader& in, const json::value* value, const 
     if (object == nullptr) {
         return std::nullopt;
     }
+    enum Field : std::size_t {
+        f_name,
+        f_image,
+        f_replicas,
+        f_extra_args,
+        f_request_timeout,
+        f_disaggregation_threshold,
+        field_count
+    };
+    static constexpr std::array<std::string_view, field_count> keys{
+        "name",
+        "image",
+        "replicas",
+        "extraArgs",
+        "requestTimeoutSeconds",
+        "disaggregationThresholdTokens"};
+    const auto field = members_of(object, keys);
     Router router(in.memory());
-    router.name = in.string(Reader::member(object, "name"), path.member("name")).value_or("");
-    router.image = in.string(Reader::member(object, "image"), path.member("image"));
-    router.replicas = in.integer(Reader::member(object, "replicas"), path.member("replicas"));
-    in.strings(Reader::member(object, "extraArgs"), path.member("extraArgs"), router.extra_args);
-    router.request_timeout_seconds = in.integer(Reader::member(object, "requestTimeoutSeconds"),
-                                                path.member("requestTimeoutSeconds"));
+    router.name = in.string(field[f_name], path.member("name")).value_or("");
+    router.image = in.string(field[f_image], path.member("image"));
+    router.replicas = in.integer(field[f_replicas], path.member("replicas"));
+    in.strings(field[f_extra_args], path.member("extraArgs"), router.extra_args);
+    router.request_timeout_seconds =
+        in.integer(field[f_request_timeout], path.member("requestTimeoutSeconds"));
     router.disaggregation_threshold_tokens =
-        in.integer(Reader::member(object, "disaggregationThresholdTokens"),
-                   path.member("disaggregationThresholdTokens"));
+        in.integer(field[f_disaggregation_threshold], path.member("disaggregationThresholdTokens"));
     return router;
 }
 
@@ -312,12 +377,14 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
 
     const FieldPath metadata_path = root.member("metadata");
     const json::object* metadata = in.object(Reader::member(object, "metadata"), metadata_path);
-    md.name =
-        in.string(Reader::member(metadata, "name"), metadata_path.member("name")).value_or("");
+    enum MetadataField : std::size_t { f_name, f_namespace, f_deletion, metadata_field_count };
+    static constexpr std::array<std::string_view, metadata_field_count> metadata_keys{
+        "name", "namespace", "deletionTimestamp"};
+    const auto metadata_field = members_of(metadata, metadata_keys);
+    md.name = in.string(metadata_field[f_name], metadata_path.member("name")).value_or("");
     md.namespace_name =
-        in.string(Reader::member(metadata, "namespace"), metadata_path.member("namespace"))
-            .value_or("");
-    const json::value* deletion = Reader::member(metadata, "deletionTimestamp");
+        in.string(metadata_field[f_namespace], metadata_path.member("namespace")).value_or("");
+    const json::value* deletion = metadata_field[f_deletion];
     md.being_deleted = deletion != nullptr && !deletion->is_null();
 
     const FieldPath spec_path = root.member("spec");
@@ -327,9 +394,21 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
         return out;
     }
     const json::object* spec = in.object(spec_value, spec_path);
+    enum SpecField : std::size_t {
+        f_model,
+        f_engine,
+        f_kv_cache,
+        f_kv_transfer,
+        f_router,
+        f_roles,
+        spec_field_count
+    };
+    static constexpr std::array<std::string_view, spec_field_count> spec_keys{
+        "model", "engine", "kvCache", "kvTransfer", "router", "roles"};
+    const auto spec_field = members_of(spec, spec_keys);
 
     const FieldPath model_path = spec_path.member("model");
-    const json::object* model = in.object(Reader::member(spec, "model"), model_path);
+    const json::object* model = in.object(spec_field[f_model], model_path);
     md.model_name =
         in.string(Reader::member(model, "name"), model_path.member("name")).value_or("");
     const FieldPath artifact_path = model_path.member("artifactRef");
@@ -339,7 +418,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     }
 
     const FieldPath engine_path = spec_path.member("engine");
-    const json::object* engine = in.object(Reader::member(spec, "engine"), engine_path);
+    const json::object* engine = in.object(spec_field[f_engine], engine_path);
     if (auto name = in.string(Reader::member(engine, "name"), engine_path.member("name"))) {
         md.engine = engine_kind(*name);
         md.engine_name = *name;
@@ -351,7 +430,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     md.engine_version = in.string(Reader::member(engine, "version"), engine_path.member("version"));
 
     const FieldPath kv_path = spec_path.member("kvCache");
-    if (const auto* kv = in.object(Reader::member(spec, "kvCache"), kv_path)) {
+    if (const auto* kv = in.object(spec_field[f_kv_cache], kv_path)) {
         KvCache cache;
         const FieldPath pool_path = kv_path.member("poolRef");
         if (const auto* pool = in.object(Reader::member(kv, "poolRef"), pool_path)) {
@@ -361,15 +440,15 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     }
 
     const FieldPath transfer_path = spec_path.member("kvTransfer");
-    if (const auto* transfer = in.object(Reader::member(spec, "kvTransfer"), transfer_path)) {
+    if (const auto* transfer = in.object(spec_field[f_kv_transfer], transfer_path)) {
         md.kv_transfer_protocol =
             in.string(Reader::member(transfer, "protocol"), transfer_path.member("protocol"));
     }
 
-    md.router = decode_router(in, Reader::member(spec, "router"), spec_path.member("router"));
+    md.router = decode_router(in, spec_field[f_router], spec_path.member("router"));
 
     const FieldPath roles_path = spec_path.member("roles");
-    if (const auto* roles = in.array(Reader::member(spec, "roles"), roles_path)) {
+    if (const auto* roles = in.array(spec_field[f_roles], roles_path)) {
         const std::size_t count = std::min(roles->size(), limits::max_roles_read);
         md.roles.reserve(count);
         for (std::size_t i = 0; i < count; ++i) {

@@ -7,11 +7,13 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <concepts>
 #include <memory_resource>
 #include <optional>
 
 #include "http_response.hpp"
 #include "mdadmit/admission/review.hpp"
+#include "request_reader.hpp"
 #include "request_target.hpp"
 #include "tls_stream.hpp"
 
@@ -24,9 +26,6 @@ namespace http = beast::http;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::size_t header_limit = 16 * 1024;
-// The first read of a request; the buffer grows when a request needs more.
-constexpr std::size_t read_chunk = 4 * 1024;
 // The most a connection keeps between requests for the next body and answer.
 constexpr std::size_t spare_body_limit = 64 * 1024;
 
@@ -119,33 +118,24 @@ asio::awaitable<void> discard_unread_body(Stream& stream) {
     }
 }
 
-// Reads and writes without waiting, where the stream offers them: a TLS stream does; a plain
-// TCP stream (health and metrics) always goes through its asynchronous operations.
-bool has_buffered(const TlsStream& stream) {
-    return stream.has_buffered();
-}
-std::size_t read_now(TlsStream& stream, asio::mutable_buffer buffer, beast::error_code& ec) {
-    return stream.read_now(buffer, ec);
-}
-std::size_t write_now(TlsStream& stream, asio::const_buffer buffer, beast::error_code& ec) {
-    return stream.write_now(buffer, ec);
-}
-bool has_buffered(const beast::tcp_stream&) {
-    return false;
-}
-std::size_t read_now(beast::tcp_stream&, asio::mutable_buffer, beast::error_code&) {
-    return 0;
-}
-std::size_t write_now(beast::tcp_stream&, asio::const_buffer, beast::error_code&) {
-    return 0;
-}
+// A stream that can take bytes without waiting (TLS, while the socket has room) saves the
+// round through the executor an asynchronous write costs; plain TCP (health and metrics)
+// always goes through its asynchronous operations.
+template <typename Stream>
+concept WritesWithoutWaiting = requires(Stream& stream, asio::const_buffer bytes,
+                                        beast::error_code& ec) {
+    { stream.write_now(bytes, ec) } -> std::convertible_to<std::size_t>;
+};
 
 // Writes all of `bytes`: at once where the stream can take it, else waiting for it.
 template <typename Stream>
 asio::awaitable<beast::error_code> write_all(Stream& stream, std::string_view bytes,
                                              Clock::duration timeout) {
     beast::error_code ec;
-    const std::size_t done = write_now(stream, asio::buffer(bytes), ec);
+    std::size_t done = 0;
+    if constexpr (WritesWithoutWaiting<Stream>) {
+        done = stream.write_now(asio::buffer(bytes), ec);
+    }
     if (ec || done == bytes.size()) {
         co_return ec;
     }
@@ -172,91 +162,8 @@ asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, i
 
 // A request's target and header fields take their memory from the connection's coroutine
 // frame, and from the heap only past `header_memory` bytes (up to the header limit); it is all
-// given back when the request is answered. With Beast's default allocator every header field
-// of every request is an allocation of its own.
+// given back when the request is answered.
 constexpr std::size_t header_memory = 2 * 1024;
-using HeaderAllocator = std::pmr::polymorphic_allocator<char>;
-using RequestParser = http::request_parser<http::string_body, HeaderAllocator>;
-
-// How reading a request ended.
-enum class ReadEnd {
-    complete,
-    over_limit,        // the body is longer than the limit: answered 413, then closed
-    header_too_large,  // answered 431
-    malformed,         // answered 400
-    gone,              // the client left or fell silent: closed without an answer
-};
-
-struct ReadOutcome {
-    ReadEnd end = ReadEnd::complete;
-    beast::error_code ec;
-};
-
-// Reads one request, parsing what `buffer` holds before reading more, so that a request that
-// arrived whole costs no further wait or completion handler. `on_header` runs once the header
-// is parsed (it sets the time the body has to arrive).
-template <typename Stream, typename OnHeader>
-asio::awaitable<ReadOutcome> read_request(Stream& stream, beast::flat_buffer& buffer,
-                                          RequestParser& parser, OnHeader on_header) {
-    bool header_done = false;
-    std::size_t header_taken = 0;  // bytes of the header the parser has taken so far
-    for (;;) {
-        if (buffer.size() != 0) {
-            beast::error_code ec;
-            const std::size_t used = parser.put(buffer.data(), ec);
-            buffer.consume(used);
-            // Beast takes whole fields as they arrive and applies its limit only to what one
-            // put() has not taken yet, so a header split across reads could grow past it: the
-            // limit is on the header's bytes so far, taken or still buffered.
-            if (!header_done) {
-                header_taken += used;
-                const std::size_t unparsed = ec == http::error::need_more ? buffer.size() : 0;
-                if (header_taken + unparsed > header_limit) {
-                    ec = http::error::header_limit;
-                }
-            }
-            // A Content-Length over the limit stops the parser with every header read, before
-            // it counts the header as done.
-            if (!header_done && (parser.is_header_done() || ec == http::error::body_limit)) {
-                header_done = true;
-                on_header();
-            }
-            if (ec == http::error::body_limit) {
-                co_return ReadOutcome{ReadEnd::over_limit, ec};
-            }
-            if (ec == http::error::header_limit) {
-                co_return ReadOutcome{ReadEnd::header_too_large, ec};
-            }
-            if (ec && ec != http::error::need_more) {
-                co_return ReadOutcome{header_done ? ReadEnd::gone : ReadEnd::malformed, ec};
-            }
-            if (parser.is_done()) {
-                co_return ReadOutcome{};
-            }
-            if (!ec && used != 0 && buffer.size() != 0) {
-                continue;  // the parser took a part; the rest follows in the same buffer
-            }
-        }
-        beast::error_code ec;
-        std::size_t bytes = 0;
-        const auto space = buffer.prepare(read_chunk);
-        if (has_buffered(stream)) {
-            bytes = read_now(stream, space, ec);
-        }
-        if (bytes == 0 && !ec) {
-            std::tie(ec, bytes) = co_await stream.async_read_some(space, use_tuple);
-        }
-        if (ec == asio::error::eof && parser.got_some() && !header_done) {
-            beast::error_code partial;
-            parser.put_eof(partial);  // a request cut short is malformed, and answered so
-            co_return ReadOutcome{ReadEnd::malformed, partial};
-        }
-        if (ec) {
-            co_return ReadOutcome{ReadEnd::gone, ec};
-        }
-        buffer.commit(bytes);
-    }
-}
 
 // The HTTP/1.1 keep-alive loop, the same over TLS and plain TCP.
 template <typename Stream>

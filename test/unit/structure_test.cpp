@@ -195,6 +195,33 @@ TEST(BadInput, HugeArraysCostBoundedWork) {
     EXPECT_FALSE(judge_json(value).allowed());
 }
 
+// The API server reads a key written twice as its last value (Go's encoding/json does), and so
+// does the decoder, whichever member of the object it reads.
+TEST(BadInput, AKeyWrittenTwiceIsReadAsItsLastValue) {
+    const auto parsed = rules::parse_json(R"({
+        "metadata": {"name": "first", "name": "md"},
+        "spec": {"model": {"name": "m"}, "engine": {"name": "SGLang", "name": "vLLM"},
+                 "router": {"name": "vllm-router", "replicas": 1, "replicas": 2},
+                 "roles": [{"name": "a", "kind": "Decode", "size": 4, "name": "s",
+                            "kind": "Server", "replicas": 1, "replicas": 3,
+                            "resources": {"accelerator": "1", "accelerator": 8}}]}})");
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    const auto decoded = rules::decode_model_deployment(parsed.value());
+    EXPECT_TRUE(decoded.problems.empty());
+    EXPECT_EQ(decoded.model.name, "md");
+    EXPECT_EQ(decoded.model.engine, rules::EngineKind::vllm);
+    ASSERT_TRUE(decoded.model.router.has_value());
+    EXPECT_EQ(decoded.model.router->replicas, 2);
+    ASSERT_EQ(decoded.model.roles.size(), 1u);
+    const auto& role = decoded.model.roles[0];
+    EXPECT_EQ(role.name, "s");
+    EXPECT_EQ(role.kind, rules::RoleKind::server);
+    EXPECT_EQ(role.replicas, 3);
+    EXPECT_EQ(role.size, 4);
+    ASSERT_TRUE(role.resources.accelerator.has_value());
+    EXPECT_EQ(role.resources.accelerator->whole_count(), 8);
+}
+
 TEST(BadInput, DeepNestingIsAParseErrorWithAPosition) {
     const std::string deep = std::string(200, '[') + std::string(200, ']');
     const auto parsed = rules::parse_json(deep);
