@@ -147,7 +147,8 @@ class Reader {
 
 // The members of `object` named by `keys`, found in one pass over it. Boost.JSON searches a
 // small object linearly, so reading a role's fifteen fields one lookup at a time would scan
-// the role fifteen times. A parsed object's keys are unique, so the first match is the one.
+// the role fifteen times. A parsed object's keys are unique, so each key names one member
+// at most.
 template <std::size_t N>
 std::array<const json::value*, N> members_of(const json::object* object,
                                              const std::array<std::string_view, N>& keys) {
@@ -165,6 +166,13 @@ std::array<const json::value*, N> members_of(const json::object* object,
         }
     }
     return found;
+}
+
+// Every enumerated field has its key written out: one missing would be "", which matches a
+// member named "".
+template <std::size_t N>
+constexpr bool all_named(const std::array<std::string_view, N>& keys) {
+    return std::ranges::none_of(keys, &std::string_view::empty);
 }
 
 EngineKind engine_kind(std::string_view name) {
@@ -202,6 +210,7 @@ Resources decode_resources(Reader& in, const json::value* value, const FieldPath
     static constexpr std::array<std::string_view, field_count> keys{
         "accelerator", "acceleratorSlicedMemoryPercentage", "acceleratorSlicedCoresPercentage",
         "acceleratorPartitionedProfile", "interface"};
+    static_assert(all_named(keys));
     Resources out;
     const json::object* object = in.object(value, path);
     const auto field = members_of(object, keys);
@@ -287,6 +296,7 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
         "name",       "kind",     "replicas", "size",      "instanceType", "resources",
         "image",      "ports",    "command",  "extraArgs", "env",          "additionalVolumes",
         "privileged", "topology", "elasticEp"};
+    static_assert(all_named(keys));
     const auto field = members_of(object, keys);
     Role role(in.memory());
     role.index = index;
@@ -348,6 +358,7 @@ std::optional<Router> decode_router(Reader& in, const json::value* value, const 
         "extraArgs",
         "requestTimeoutSeconds",
         "disaggregationThresholdTokens"};
+    static_assert(all_named(keys));
     const auto field = members_of(object, keys);
     Router router(in.memory());
     router.name = in.string(field[f_name], path.member("name")).value_or("");
@@ -380,6 +391,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     enum MetadataField : std::size_t { f_name, f_namespace, f_deletion, metadata_field_count };
     static constexpr std::array<std::string_view, metadata_field_count> metadata_keys{
         "name", "namespace", "deletionTimestamp"};
+    static_assert(all_named(metadata_keys));
     const auto metadata_field = members_of(metadata, metadata_keys);
     md.name = in.string(metadata_field[f_name], metadata_path.member("name")).value_or("");
     md.namespace_name =
@@ -405,6 +417,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     };
     static constexpr std::array<std::string_view, spec_field_count> spec_keys{
         "model", "engine", "kvCache", "kvTransfer", "router", "roles"};
+    static_assert(all_named(spec_keys));
     const auto spec_field = members_of(spec, spec_keys);
 
     const FieldPath model_path = spec_path.member("model");

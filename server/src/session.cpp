@@ -127,6 +127,10 @@ concept WritesWithoutWaiting = requires(Stream& stream, asio::const_buffer bytes
     { stream.write_now(bytes, ec) } -> std::convertible_to<std::size_t>;
 };
 
+// A signature that drifts must not quietly send TLS through the slower path.
+static_assert(ReadsWithoutWaiting<TlsStream> && WritesWithoutWaiting<TlsStream>);
+static_assert(!ReadsWithoutWaiting<beast::tcp_stream> && !WritesWithoutWaiting<beast::tcp_stream>);
+
 // Writes all of `bytes`: at once where the stream can take it, else waiting for it.
 template <typename Stream>
 asio::awaitable<beast::error_code> write_all(Stream& stream, std::string_view bytes,

@@ -3,24 +3,26 @@
 // some pieces are offered as bytes TLS already holds, the others through an asynchronous read.
 //
 // Invariants:
-// - how the bytes are cut changes nothing: a request read one way is read the other, with the
-//   same method, target, fields, body and end (complete, or refused for its body), as when the
-//   bytes arrive as fast as a read takes them. A request refused one way is refused the other,
-//   though maybe for another of its faults: a header both malformed and too large may be
-//   answered 400 or 431, by which fault the parser reaches first;
+// - how the bytes are cut changes nothing: every request ends the same way, with the same
+//   method, target, fields and body when it was read, as when the bytes arrive as fast as a
+//   read takes them. The one freedom: a header both malformed and too large may be answered
+//   400 or 431, by which fault the parser reaches first;
 // - a request read whole (or refused for its body) has a header, from its first byte to the
-//   blank line, of at most 16 KiB: the limit holds however the header was cut.
+//   blank line, of at most 16 KiB, and one refused as too large has none within 16 KiB (or a
+//   folded field longer than Beast unfolds): the limit holds however the header was cut.
 //
-// The first two bytes choose the cuts (a small and a large piece, alternating; the low bit
-// of the first says which pieces are already held); the rest is what the client sends.
+// The first two bytes choose the cuts: a small and a large piece, alternating; the first
+// byte's low bit says whether the small pieces are offered as bytes already held, and its
+// second bit whether an offer comes up empty every other time (a TLS record not yet whole),
+// so that the reader falls back to waiting. The rest is what the client sends.
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory_resource>
 #include <string>
 #include <string_view>
@@ -41,7 +43,8 @@ using mdadmit::server::ReadEnd;
 struct Cuts {
     std::size_t small = 0;  // 0: every piece as large as the reader asks for
     std::size_t large = 0;
-    bool small_pieces_held = false;  // offered through has_buffered() and read_now()
+    bool small_pieces_held = false;      // offered through has_buffered() and read_now()
+    bool held_pieces_come_late = false;  // every other read_now() finds nothing yet
 };
 
 // A client's bytes, handed to the reader in the pieces `cuts` sets; the end of the bytes is
@@ -56,6 +59,12 @@ class PiecesStream {
 
     bool has_buffered() const { return cuts_.small_pieces_held && next_is_small_ && !ended(); }
     std::size_t read_now(asio::mutable_buffer space, beast::error_code& ec) {
+        if (cuts_.held_pieces_come_late) {
+            late_ = !late_;
+            if (late_) {
+                return 0;
+            }
+        }
         return take(space, ec);
     }
 
@@ -96,7 +105,11 @@ class PiecesStream {
     Cuts cuts_;
     std::size_t position_ = 0;
     bool next_is_small_ = true;
+    bool late_ = false;
 };
+
+static_assert(mdadmit::server::ReadsWithoutWaiting<PiecesStream>,
+              "the reader must be offered the held pieces");
 
 // What a reader made of one request.
 struct Request {
@@ -114,6 +127,21 @@ struct Request {
 // A request whose header was read whole, refused for its body or not.
 bool was_read(const Request& request) {
     return request.end == ReadEnd::complete || request.end == ReadEnd::over_limit;
+}
+
+// Beast unfolds a folded field (a line starting with a space or a tab continues the one
+// before) into 4 KiB of its own, and refuses a longer value as a header too large.
+bool has_folded_field(std::string_view header) {
+    return header.find("\r\n ") != std::string_view::npos ||
+           header.find("\r\n\t") != std::string_view::npos;
+}
+
+// A header with more than one fault is refused for the one the parser reaches first.
+bool same_end(ReadEnd a, ReadEnd b) {
+    const auto refused_for_header = [](ReadEnd end) {
+        return end == ReadEnd::malformed || end == ReadEnd::header_too_large;
+    };
+    return a == b || (refused_for_header(a) && refused_for_header(b));
 }
 
 // Reads requests off the client's bytes until one does not end complete (at most a few: a
@@ -157,7 +185,11 @@ std::vector<Request> read_all(std::string_view bytes, Cuts cuts) {
                 }
             }
         },
-        asio::detached);
+        [](std::exception_ptr thrown) {
+            if (thrown) {
+                std::rethrow_exception(thrown);  // a finding, not a short list of requests
+            }
+        });
     io.run();
     return requests;
 }
@@ -168,25 +200,35 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 2) {
         return 0;
     }
-    const Cuts cuts{1 + data[0] / 2u, 1 + data[1] * 97u, (data[0] & 1u) != 0};
+    const Cuts cuts{1 + data[0] / 4u, 1 + data[1] * 16u, (data[0] & 1u) != 0, (data[0] & 2u) != 0};
     const std::string_view bytes(reinterpret_cast<const char*>(data) + 2, size - 2);
 
     const std::vector<Request> whole = read_all(bytes, Cuts{});
     const std::vector<Request> cut = read_all(bytes, cuts);
     for (std::size_t k = 0; k < std::min(whole.size(), cut.size()); ++k) {
-        FUZZ_CHECK(was_read(whole[k]) == was_read(cut[k]),
+        FUZZ_CHECK(same_end(whole[k].end, cut[k].end),
                    "request %zu: ended %d (%s) read whole, %d (%s) cut", k,
                    static_cast<int>(whole[k].end), whole[k].ec.message().c_str(),
                    static_cast<int>(cut[k].end), cut[k].ec.message().c_str());
+        const std::size_t blank = bytes.find("\r\n\r\n", whole[k].starts_at);
+        const bool header_within_limit =
+            blank != std::string_view::npos &&
+            blank + 4 - whole[k].starts_at <= mdadmit::server::header_limit;
+        const bool fits_the_limit =
+            header_within_limit &&
+            !has_folded_field(bytes.substr(whole[k].starts_at, blank - whole[k].starts_at));
+        for (const Request* request : {&whole[k], &cut[k]}) {
+            FUZZ_CHECK(request->end != ReadEnd::header_too_large || !fits_the_limit,
+                       "request %zu was refused (%s) with a header of at most %zu bytes, %s", k,
+                       request->ec.message().c_str(), mdadmit::server::header_limit,
+                       request == &whole[k] ? "read whole" : "cut");
+        }
         if (!was_read(whole[k])) {
             continue;
         }
         FUZZ_CHECK(whole[k] == cut[k], "request %zu: read differently whole and cut", k);
-        const std::size_t blank = bytes.find("\r\n\r\n", whole[k].starts_at);
-        FUZZ_CHECK(blank != std::string_view::npos &&
-                       blank + 4 - whole[k].starts_at <= mdadmit::server::header_limit,
-                   "request %zu was read with a header of more than %zu bytes", k,
-                   mdadmit::server::header_limit);
+        FUZZ_CHECK(header_within_limit, "request %zu was read with a header of more than %zu bytes",
+                   k, mdadmit::server::header_limit);
     }
     FUZZ_CHECK(whole.size() == cut.size(), "%zu requests read whole, %zu cut", whole.size(),
                cut.size());
