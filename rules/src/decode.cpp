@@ -14,6 +14,7 @@ namespace mdadmit::rules {
 namespace {
 
 namespace json = boost::json;
+using namespace std::string_view_literals;
 
 // Reads typed values out of untrusted JSON, leaving a wrong-typed value absent and noting
 // the problem with its field path.
@@ -145,35 +146,38 @@ class Reader {
     Memory memory_;
 };
 
-// The members of `object` named by `keys`, found in one pass over it. Boost.JSON searches a
-// small object linearly, so reading a role's fifteen fields one lookup at a time would scan
-// the role fifteen times. A parsed object's keys are unique, so each key names one member
-// at most.
+// The members of an object that a decoder reads, found in one pass over it, with their field
+// paths. Boost.JSON searches a small object linearly, so reading a role's fifteen fields one
+// lookup at a time would scan the role fifteen times. A parsed object's keys are unique, so
+// each key names one member at most.
 template <std::size_t N>
-std::array<const json::value*, N> members_of(const json::object* object,
-                                             const std::array<std::string_view, N>& keys) {
-    std::array<const json::value*, N> found{};
-    if (object == nullptr) {
-        return found;
-    }
-    for (const auto& member : *object) {
-        const std::string_view key = member.key();
-        for (std::size_t i = 0; i < N; ++i) {
-            if (keys[i] == key) {
-                found[i] = &member.value();
-                break;
+class Members {
+  public:
+    Members(const json::object* object, const std::array<std::string_view, N>& keys,
+            const FieldPath& path)
+        : keys_(keys), path_(path) {
+        if (object == nullptr) {
+            return;
+        }
+        for (const auto& member : *object) {
+            const std::string_view key = member.key();
+            for (std::size_t i = 0; i < N; ++i) {
+                if (keys[i] == key) {
+                    found_[i] = &member.value();
+                    break;
+                }
             }
         }
     }
-    return found;
-}
 
-// Every enumerated field has its key written out: one missing would be "", which matches a
-// member named "".
-template <std::size_t N>
-constexpr bool all_named(const std::array<std::string_view, N>& keys) {
-    return std::ranges::none_of(keys, &std::string_view::empty);
-}
+    const json::value* operator[](std::size_t field) const { return found_[field]; }
+    FieldPath path(std::size_t field) const { return path_.member(keys_[field]); }
+
+  private:
+    const std::array<std::string_view, N>& keys_;
+    const FieldPath& path_;
+    std::array<const json::value*, N> found_{};
+};
 
 EngineKind engine_kind(std::string_view name) {
     if (name == "vLLM" || name == "vllm") {
@@ -207,22 +211,20 @@ Resources decode_resources(Reader& in, const json::value* value, const FieldPath
         f_interface,
         field_count
     };
-    static constexpr std::array<std::string_view, field_count> keys{
-        "accelerator", "acceleratorSlicedMemoryPercentage", "acceleratorSlicedCoresPercentage",
-        "acceleratorPartitionedProfile", "interface"};
-    static_assert(all_named(keys));
+    static constexpr std::array keys{"accelerator"sv, "acceleratorSlicedMemoryPercentage"sv,
+                                     "acceleratorSlicedCoresPercentage"sv,
+                                     "acceleratorPartitionedProfile"sv, "interface"sv};
+    static_assert(keys.size() == field_count);
     Resources out;
     const json::object* object = in.object(value, path);
-    const auto field = members_of(object, keys);
+    const Members field(object, keys, path);
     out.present = object != nullptr;
-    out.accelerator = in.quantity(field[f_accelerator], path.member("accelerator"));
-    out.sliced_memory_percentage =
-        in.integer(field[f_sliced_memory], path.member("acceleratorSlicedMemoryPercentage"));
-    out.sliced_cores_percentage =
-        in.integer(field[f_sliced_cores], path.member("acceleratorSlicedCoresPercentage"));
+    out.accelerator = in.quantity(field[f_accelerator], field.path(f_accelerator));
+    out.sliced_memory_percentage = in.integer(field[f_sliced_memory], field.path(f_sliced_memory));
+    out.sliced_cores_percentage = in.integer(field[f_sliced_cores], field.path(f_sliced_cores));
     out.partitioned_profile =
-        in.string(field[f_partitioned_profile], path.member("acceleratorPartitionedProfile"));
-    out.interface_count = in.quantity(field[f_interface], path.member("interface"));
+        in.string(field[f_partitioned_profile], field.path(f_partitioned_profile));
+    out.interface_count = in.quantity(field[f_interface], field.path(f_interface));
     return out;
 }
 
@@ -292,43 +294,44 @@ Role decode_role(Reader& in, const json::object* object, std::size_t index, cons
         f_elastic_ep,
         field_count
     };
-    static constexpr std::array<std::string_view, field_count> keys{
-        "name",       "kind",     "replicas", "size",      "instanceType", "resources",
-        "image",      "ports",    "command",  "extraArgs", "env",          "additionalVolumes",
-        "privileged", "topology", "elasticEp"};
-    static_assert(all_named(keys));
-    const auto field = members_of(object, keys);
+    static constexpr std::array keys{"name"sv,       "kind"sv,         "replicas"sv,
+                                     "size"sv,       "instanceType"sv, "resources"sv,
+                                     "image"sv,      "ports"sv,        "command"sv,
+                                     "extraArgs"sv,  "env"sv,          "additionalVolumes"sv,
+                                     "privileged"sv, "topology"sv,     "elasticEp"sv};
+    static_assert(keys.size() == field_count);
+    const Members field(object, keys, path);
     Role role(in.memory());
     role.index = index;
-    role.name = in.string(field[f_name], path.member("name")).value_or("");
-    if (auto kind = in.string(field[f_kind], path.member("kind"))) {
+    role.name = in.string(field[f_name], field.path(f_name)).value_or("");
+    if (auto kind = in.string(field[f_kind], field.path(f_kind))) {
         role.kind = role_kind(*kind);
         if (role.kind == RoleKind::unknown) {
-            in.problem(path.member("kind"), "unknown role kind \"" + std::string(*kind) +
-                                                "\"; expected Server, Prefill, Decode or Encode");
+            in.problem(field.path(f_kind), "unknown role kind \"" + std::string(*kind) +
+                                               "\"; expected Server, Prefill, Decode or Encode");
         }
     }
-    role.replicas = in.integer(field[f_replicas], path.member("replicas")).value_or(1);
-    role.size = in.integer(field[f_size], path.member("size")).value_or(1);
-    role.instance_type = in.string(field[f_instance_type], path.member("instanceType"));
-    role.resources = decode_resources(in, field[f_resources], path.member("resources"));
-    role.image = in.string(field[f_image], path.member("image"));
-    in.objects<PortSpec>(field[f_ports], path.member("ports"), decode_port, role.ports);
+    role.replicas = in.integer(field[f_replicas], field.path(f_replicas)).value_or(1);
+    role.size = in.integer(field[f_size], field.path(f_size)).value_or(1);
+    role.instance_type = in.string(field[f_instance_type], field.path(f_instance_type));
+    role.resources = decode_resources(in, field[f_resources], field.path(f_resources));
+    role.image = in.string(field[f_image], field.path(f_image));
+    in.objects<PortSpec>(field[f_ports], field.path(f_ports), decode_port, role.ports);
     List<std::string_view> command(in.memory());
-    if (in.strings(field[f_command], path.member("command"), command)) {
+    if (in.strings(field[f_command], field.path(f_command), command)) {
         role.command.emplace(std::move(command));
     }
-    in.strings(field[f_extra_args], path.member("extraArgs"), role.extra_args);
-    in.objects<EnvVar>(field[f_env], path.member("env"), decode_env_var, role.env);
-    in.objects<Volume>(field[f_additional_volumes], path.member("additionalVolumes"), decode_volume,
+    in.strings(field[f_extra_args], field.path(f_extra_args), role.extra_args);
+    in.objects<EnvVar>(field[f_env], field.path(f_env), decode_env_var, role.env);
+    in.objects<Volume>(field[f_additional_volumes], field.path(f_additional_volumes), decode_volume,
                        role.additional_volumes);
-    role.privileged = in.boolean(field[f_privileged], path.member("privileged")).value_or(false);
-    const FieldPath topology_path = path.member("topology");
+    role.privileged = in.boolean(field[f_privileged], field.path(f_privileged)).value_or(false);
+    const FieldPath topology_path = field.path(f_topology);
     if (const auto* topology = in.object(field[f_topology], topology_path)) {
         role.topology_required_level = in.string(Reader::member(topology, "requiredLevel"),
                                                  topology_path.member("requiredLevel"));
     }
-    const FieldPath elastic_path = path.member("elasticEp");
+    const FieldPath elastic_path = field.path(f_elastic_ep);
     if (const auto* elastic = in.object(field[f_elastic_ep], elastic_path)) {
         role.has_elastic_ep = true;
         role.elastic_ep_width =
@@ -351,24 +354,23 @@ std::optional<Router> decode_router(Reader& in, const json::value* value, const 
         f_disaggregation_threshold,
         field_count
     };
-    static constexpr std::array<std::string_view, field_count> keys{
-        "name",
-        "image",
-        "replicas",
-        "extraArgs",
-        "requestTimeoutSeconds",
-        "disaggregationThresholdTokens"};
-    static_assert(all_named(keys));
-    const auto field = members_of(object, keys);
+    static constexpr std::array keys{"name"sv,
+                                     "image"sv,
+                                     "replicas"sv,
+                                     "extraArgs"sv,
+                                     "requestTimeoutSeconds"sv,
+                                     "disaggregationThresholdTokens"sv};
+    static_assert(keys.size() == field_count);
+    const Members field(object, keys, path);
     Router router(in.memory());
-    router.name = in.string(field[f_name], path.member("name")).value_or("");
-    router.image = in.string(field[f_image], path.member("image"));
-    router.replicas = in.integer(field[f_replicas], path.member("replicas"));
-    in.strings(field[f_extra_args], path.member("extraArgs"), router.extra_args);
+    router.name = in.string(field[f_name], field.path(f_name)).value_or("");
+    router.image = in.string(field[f_image], field.path(f_image));
+    router.replicas = in.integer(field[f_replicas], field.path(f_replicas));
+    in.strings(field[f_extra_args], field.path(f_extra_args), router.extra_args);
     router.request_timeout_seconds =
-        in.integer(field[f_request_timeout], path.member("requestTimeoutSeconds"));
+        in.integer(field[f_request_timeout], field.path(f_request_timeout));
     router.disaggregation_threshold_tokens =
-        in.integer(field[f_disaggregation_threshold], path.member("disaggregationThresholdTokens"));
+        in.integer(field[f_disaggregation_threshold], field.path(f_disaggregation_threshold));
     return router;
 }
 
@@ -389,13 +391,12 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     const FieldPath metadata_path = root.member("metadata");
     const json::object* metadata = in.object(Reader::member(object, "metadata"), metadata_path);
     enum MetadataField : std::size_t { f_name, f_namespace, f_deletion, metadata_field_count };
-    static constexpr std::array<std::string_view, metadata_field_count> metadata_keys{
-        "name", "namespace", "deletionTimestamp"};
-    static_assert(all_named(metadata_keys));
-    const auto metadata_field = members_of(metadata, metadata_keys);
-    md.name = in.string(metadata_field[f_name], metadata_path.member("name")).value_or("");
+    static constexpr std::array metadata_keys{"name"sv, "namespace"sv, "deletionTimestamp"sv};
+    static_assert(metadata_keys.size() == metadata_field_count);
+    const Members metadata_field(metadata, metadata_keys, metadata_path);
+    md.name = in.string(metadata_field[f_name], metadata_field.path(f_name)).value_or("");
     md.namespace_name =
-        in.string(metadata_field[f_namespace], metadata_path.member("namespace")).value_or("");
+        in.string(metadata_field[f_namespace], metadata_field.path(f_namespace)).value_or("");
     const json::value* deletion = metadata_field[f_deletion];
     md.being_deleted = deletion != nullptr && !deletion->is_null();
 
@@ -415,12 +416,12 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
         f_roles,
         spec_field_count
     };
-    static constexpr std::array<std::string_view, spec_field_count> spec_keys{
-        "model", "engine", "kvCache", "kvTransfer", "router", "roles"};
-    static_assert(all_named(spec_keys));
-    const auto spec_field = members_of(spec, spec_keys);
+    static constexpr std::array spec_keys{"model"sv,      "engine"sv, "kvCache"sv,
+                                          "kvTransfer"sv, "router"sv, "roles"sv};
+    static_assert(spec_keys.size() == spec_field_count);
+    const Members spec_field(spec, spec_keys, spec_path);
 
-    const FieldPath model_path = spec_path.member("model");
+    const FieldPath model_path = spec_field.path(f_model);
     const json::object* model = in.object(spec_field[f_model], model_path);
     md.model_name =
         in.string(Reader::member(model, "name"), model_path.member("name")).value_or("");
@@ -430,7 +431,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
             in.string(Reader::member(artifact, "name"), artifact_path.member("name")).value_or("");
     }
 
-    const FieldPath engine_path = spec_path.member("engine");
+    const FieldPath engine_path = spec_field.path(f_engine);
     const json::object* engine = in.object(spec_field[f_engine], engine_path);
     if (auto name = in.string(Reader::member(engine, "name"), engine_path.member("name"))) {
         md.engine = engine_kind(*name);
@@ -442,7 +443,7 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
     }
     md.engine_version = in.string(Reader::member(engine, "version"), engine_path.member("version"));
 
-    const FieldPath kv_path = spec_path.member("kvCache");
+    const FieldPath kv_path = spec_field.path(f_kv_cache);
     if (const auto* kv = in.object(spec_field[f_kv_cache], kv_path)) {
         KvCache cache;
         const FieldPath pool_path = kv_path.member("poolRef");
@@ -452,15 +453,15 @@ Decoded decode_model_deployment(const json::value& value, Memory memory) {
         md.kv_cache = std::move(cache);
     }
 
-    const FieldPath transfer_path = spec_path.member("kvTransfer");
+    const FieldPath transfer_path = spec_field.path(f_kv_transfer);
     if (const auto* transfer = in.object(spec_field[f_kv_transfer], transfer_path)) {
         md.kv_transfer_protocol =
             in.string(Reader::member(transfer, "protocol"), transfer_path.member("protocol"));
     }
 
-    md.router = decode_router(in, spec_field[f_router], spec_path.member("router"));
+    md.router = decode_router(in, spec_field[f_router], spec_field.path(f_router));
 
-    const FieldPath roles_path = spec_path.member("roles");
+    const FieldPath roles_path = spec_field.path(f_roles);
     if (const auto* roles = in.array(spec_field[f_roles], roles_path)) {
         const std::size_t count = std::min(roles->size(), limits::max_roles_read);
         md.roles.reserve(count);

@@ -36,7 +36,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 using mdadmit::server::ReadEnd;
 
 // How the client's bytes are cut into the pieces the reader gets.
@@ -125,8 +124,8 @@ struct Request {
 };
 
 // A request whose header was read whole, refused for its body or not.
-bool was_read(const Request& request) {
-    return request.end == ReadEnd::complete || request.end == ReadEnd::over_limit;
+bool was_read(ReadEnd end) {
+    return end == ReadEnd::complete || end == ReadEnd::over_limit;
 }
 
 // Beast unfolds a folded field (a line starting with a space or a tab continues the one
@@ -170,7 +169,7 @@ std::vector<Request> read_all(std::string_view bytes, Cuts cuts) {
                 request.ec = outcome.ec;
                 // What a refused or cut-short request had parsed depends on where the reader
                 // stopped; the session answers it without looking.
-                if (outcome.end == ReadEnd::complete || outcome.end == ReadEnd::over_limit) {
+                if (was_read(outcome.end)) {
                     const auto& message = parser.get();
                     request.method = message.method_string();
                     request.target = message.target();
@@ -223,7 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        request->ec.message().c_str(), mdadmit::server::header_limit,
                        request == &whole[k] ? "read whole" : "cut");
         }
-        if (!was_read(whole[k])) {
+        if (!was_read(whole[k].end)) {
             continue;
         }
         FUZZ_CHECK(whole[k] == cut[k], "request %zu: read differently whole and cut", k);
