@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # A/B load benchmark: this checkout's mdadmit-webhook against another build of it (a
-# baseline), over TLS on loopback, keep-alive at 1, 16 and 256 connections and a new connection
-# per request 16 at a time ("16new"), driven by wrk in alternating runs so that the noise of a
-# shared machine falls on both alike. Prints requests/s and p99 latency per
-# run, the ratio of the means, and each server's peak RSS.
+# baseline), over TLS on loopback, in alternating runs so that the noise of a shared machine
+# falls on both alike. A load is a number of connections, keep-alive by default, with "new" for
+# a new connection per request driven by wrk (which offers its last TLS session), or "api" for
+# a new connection per request from a client configured as kube-apiserver's
+# (load/apiserver-client: Go's TLS without a session cache; needs go). Prints requests/s, p99
+# latency and the server's CPU time per request of each run, the ratios of the sums, and each
+# server's peak RSS.
 #   bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]   (default 6 s, 2 rounds)
 # MDADMIT_COMPARE_LOADS picks the loads (default "1 16 256 16new").
 # A baseline binary of an earlier commit:
@@ -34,31 +37,56 @@ for port in 18443 18445; do
     done
 done
 
-run_wrk() {
-    local port=$1 load=$2
-    local connections=${load%new}
-    MDADMIT_BODY=bench/data/review-allowed.json MDADMIT_CASE=allowed \
-        MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
-        wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
-        --latency -s bench/load/post.lua "https://localhost:$port" |
-        awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-             /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 } END { printf "%.0f %.3f\n", rps, p99 }'
+loads=${MDADMIT_COMPARE_LOADS:-1 16 256 16new}
+if [[ $loads == *api* ]]; then
+    (cd bench/load/apiserver-client && GOFLAGS=-mod=mod go build -o "$work/apiserver-client" .)
+fi
+body=bench/data/review-allowed.json
+
+# The user and system time of process $1 so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# One run of load $2 against the server on port $1 (pid $3): requests/s, p99 in ms, and the
+# server's CPU time per request in microseconds.
+run_load() {
+    local port=$1 load=$2 pid=$3
+    local before rps p99 requests
+    before=$(cpu_ticks "$pid")
+    if [[ $load == *api ]]; then
+        read -r rps _ p99 requests < <("$work/apiserver-client" -url "https://localhost:$port/validate" \
+            -ca "$work/ca.crt" -body "$body" -c "${load%api}" -duration "${duration}s")
+    else
+        local connections=${load%new}
+        read -r rps p99 requests < <(MDADMIT_BODY=$body MDADMIT_CASE=allowed \
+            MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
+            wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
+            --latency -s bench/load/post.lua "https://localhost:$port" |
+            awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+                 /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 } / requests in / { requests = $1 }
+                 END { printf "%.0f %.3f %d\n", rps, p99, requests }')
+    fi
+    printf '%s %s %.0f\n' "$rps" "$p99" \
+        "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $(getconf CLK_TCK) / $requests" | bc -l)"
 }
 
-printf '%-6s %5s | %10s %8s | %10s %8s\n' round conns "this rps" "p99 ms" "base rps" "p99 ms"
-declare -A current_sum baseline_sum
+printf '%-6s %7s | %10s %8s %9s | %10s %8s %9s\n' round load "this rps" "p99 ms" "cpu us/rq" \
+    "base rps" "p99 ms" "cpu us/rq"
+declare -A current_sum baseline_sum current_cpu baseline_cpu
 for round in $(seq "$rounds"); do
-    for connections in ${MDADMIT_COMPARE_LOADS:-1 16 256 16new}; do
-        read -r current_rps current_p99 < <(run_wrk 18443 "$connections")
-        read -r baseline_rps baseline_p99 < <(run_wrk 18445 "$connections")
-        current_sum[$connections]=$((${current_sum[$connections]:-0} + current_rps))
-        baseline_sum[$connections]=$((${baseline_sum[$connections]:-0} + baseline_rps))
-        printf '%-6s %5s | %10s %8s | %10s %8s\n' "$round" "$connections" "$current_rps" "$current_p99" \
-            "$baseline_rps" "$baseline_p99"
+    for load in $loads; do
+        read -r current_rps current_p99 current_us < <(run_load 18443 "$load" "$current_pid")
+        read -r baseline_rps baseline_p99 baseline_us < <(run_load 18445 "$load" "$baseline_pid")
+        current_sum[$load]=$((${current_sum[$load]:-0} + current_rps))
+        baseline_sum[$load]=$((${baseline_sum[$load]:-0} + baseline_rps))
+        current_cpu[$load]=$((${current_cpu[$load]:-0} + current_us))
+        baseline_cpu[$load]=$((${baseline_cpu[$load]:-0} + baseline_us))
+        printf '%-6s %7s | %10s %8s %9s | %10s %8s %9s\n' "$round" "$load" "$current_rps" "$current_p99" \
+            "$current_us" "$baseline_rps" "$baseline_p99" "$baseline_us"
     done
 done
-for connections in ${MDADMIT_COMPARE_LOADS:-1 16 256 16new}; do
-    printf 'conns %5s: this / baseline throughput %.2f\n' "$connections" \
-        "$(echo "${current_sum[$connections]} / ${baseline_sum[$connections]}" | bc -l)"
+for load in $loads; do
+    printf 'load %7s: this / baseline throughput %.2f, CPU per request %.2f\n' "$load" \
+        "$(echo "${current_sum[$load]} / ${baseline_sum[$load]}" | bc -l)" \
+        "$(echo "${current_cpu[$load]} / ${baseline_cpu[$load]}" | bc -l)"
 done
 echo "peak RSS: this $(awk '/VmHWM/ {print $2, $3}' "/proc/$current_pid/status"), baseline $(awk '/VmHWM/ {print $2, $3}' "/proc/$baseline_pid/status")"

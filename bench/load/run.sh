@@ -7,8 +7,10 @@
 #   on; built when `go` is present, skipped otherwise).
 # Three loads, each driven by wrk: keep-alive at 16 and at 256 connections, and a new TLS
 # connection per request (Connection: close) 16 at a time, as kube-apiserver opens them after a
-# rollout. The servers take turns within each load, in alternating order, ROUNDS times; the
-# table gives requests/s, p50 and p99 of each run and our ratio to each reference.
+# rollout, each a full handshake as kube-apiserver makes it (wrk offers its last session, but no
+# server here resumes one). The servers take turns within each load, in alternating order,
+# ROUNDS times; the table gives requests/s, p50 and p99 of each run and our ratio to each
+# reference.
 # One more row, "transport", is our webhook with the same body posted to /healthz: it reads the
 # request and answers 405 without a review, so ours/transport is what the review costs and
 # transport/nginx is what TLS, HTTP and the event loop cost against nginx's.

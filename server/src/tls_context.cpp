@@ -23,8 +23,6 @@ constexpr const char* tls12_ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-constexpr unsigned char session_id_context[] = "mdadmit";
-
 // Chooses http/1.1 when the client offers it; the server speaks no HTTP/2.
 int select_alpn(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
                 unsigned int in_length, void*) {
@@ -59,18 +57,19 @@ rules::Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsSettings&
     auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
     SSL_CTX* native = context->native_handle();
     SSL_CTX_set_min_proto_version(native, settings.tls13_only ? TLS1_3_VERSION : TLS1_2_VERSION);
-    SSL_CTX_set_options(
-        native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    // No session is resumed: the only client, kube-apiserver, never resumes one (client-go's
+    // TLS configuration has no session cache), so every connection it opens is a full
+    // handshake. Session tickets would add two tickets to each of those handshakes that the
+    // client throws away: 11 to 20 % of the server's CPU per new connection
+    // (bench/RESULTS.md). No ticket key then lives in the process, no client can grow a
+    // session cache, and with no session to resume OpenSSL needs no session id context, even
+    // under client certificates.
+    SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                    SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(native, 0);
+    SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_cipher_list(native, tls12_ciphers);
     SSL_CTX_set_alpn_select_cb(native, select_alpn, nullptr);
-    SSL_CTX_set_session_id_context(native, session_id_context, sizeof(session_id_context) - 1);
-    // As nginx's default (ssl_session_cache none): session ids are accepted but no session is
-    // stored. OpenSSL's internal cache would otherwise keep up to 20,000 sessions of any client
-    // doing TLS 1.2 handshakes, state a client can grow. TLS 1.3 resumption still works
-    // through stateless tickets (kube-apiserver does not resume). Handshake throughput is the
-    // same either way (bench/RESULTS.md).
-    SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_AUTO_CLEAR |
-                                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
     const auto load = [&](const std::string& what, const std::string& file,
                           auto&& step) -> std::optional<std::string> {
         try {

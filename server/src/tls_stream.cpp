@@ -1,5 +1,9 @@
 #include "tls_stream.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 namespace mdadmit::server {
 
 std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, SSL_CTX* context) {
@@ -17,6 +21,12 @@ std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, 
     SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                           SSL_MODE_RELEASE_BUFFERS);
     return TlsStream(std::make_shared<State>(std::move(socket), ssl));
+}
+
+void TlsStream::acknowledge_now(SSL* ssl) {
+    // Linux leaves quick-ACK mode again by itself; failing costs only the delay.
+    const int on = 1;
+    setsockopt(SSL_get_fd(ssl), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 }
 
 void TlsStream::shutdown() {

@@ -147,9 +147,22 @@ class TlsStream {
         bool closed = false;
     };
 
+    // Acknowledges at once what the connection has received. A TLS 1.3 server sends nothing
+    // after the client's Finished (it issues no session tickets), so Linux, in the delayed-ACK
+    // mode a handshake's back and forth puts it in, would hold that ACK 40 ms or more, and a
+    // client that leaves Nagle's algorithm on would hold its request until the ACK came (Go,
+    // and so kube-apiserver, turns it off).
+    static void acknowledge_now(SSL* ssl);
+
     // One non-blocking OpenSSL call each; 1 on success, else OpenSSL's return value.
     struct Handshake {
-        int attempt(SSL* ssl, std::size_t&) { return SSL_do_handshake(ssl); }
+        int attempt(SSL* ssl, std::size_t&) {
+            const int result = SSL_do_handshake(ssl);
+            if (result == 1) {
+                acknowledge_now(ssl);
+            }
+            return result;
+        }
         bool empty() const { return false; }
     };
     struct Read {

@@ -367,6 +367,32 @@ TEST(TlsPolicy, Tls13CanBeTheMinimum) {
     EXPECT_TRUE(HttpsClient(fixture.port(), fixture.client_options()).connect());
 }
 
+// A second connection offering the first one's session, in TLS 1.2 and in TLS 1.3: each is
+// answered, and none resumes.
+void expect_offered_sessions_not_resumed(unsigned short port, const ClientOptions& base) {
+    for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+        SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+        ClientOptions options = base;
+        options.min_tls_version = version;
+        options.max_tls_version = version;
+        HttpsClient first(port, options);
+        ASSERT_TRUE(first.connect()) << first.last_error();
+        EXPECT_EQ(first.request("GET", "/healthz").status, 200);
+        HttpsClient second(port, options);
+        second.offer_session(first.session());
+        ASSERT_TRUE(second.connect()) << second.last_error();
+        EXPECT_EQ(second.request("GET", "/healthz").status, 200);
+        EXPECT_FALSE(second.resumed());
+    }
+}
+
+// kube-apiserver never resumes a TLS session, so the server offers none to resume: a client
+// that offers its last session gets a full handshake.
+TEST(TlsPolicy, NoSessionIsResumed) {
+    ServerFixture fixture;
+    expect_offered_sessions_not_resumed(fixture.port(), fixture.client_options());
+}
+
 TEST(TlsPolicy, ClientCertificatesAreRequiredWhenAClientCaIsSet) {
     TestCa client_ca("client CA");
     const PemPair client = client_ca.issue("kube-apiserver", true);
@@ -385,6 +411,8 @@ TEST(TlsPolicy, ClientCertificatesAreRequiredWhenAClientCaIsSet) {
     EXPECT_EQ(
         post_once(fixture.port(), with_certificate, "/validate", validate_review(admitted_object)),
         200);
+    // A session offered under client certificates is not resumed either (and is no error).
+    expect_offered_sessions_not_resumed(fixture.port(), with_certificate);
 }
 
 TEST(OnePort, ASecondProcessOnTheSamePortIsRefusedAndTheFirstKeepsEveryConnection) {

@@ -41,6 +41,9 @@ bool HttpsClient::connect() {
         asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
     if (!ec) {
         SSL_set_tlsext_host_name(stream_->native_handle(), "localhost");
+        if (offered_session_) {
+            SSL_set_session(stream_->native_handle(), offered_session_.get());
+        }
         stream_->set_verify_callback(asio::ssl::host_name_verification("localhost"));
         stream_->handshake(asio::ssl::stream_base::client, ec);
     }
@@ -122,6 +125,14 @@ std::string HttpsClient::negotiated_alpn() {
     unsigned length = 0;
     SSL_get0_alpn_selected(stream_->native_handle(), &protocol, &length);
     return std::string(reinterpret_cast<const char*>(protocol), length);
+}
+
+TlsSession HttpsClient::session() {
+    return TlsSession(SSL_get1_session(stream_->native_handle()), SSL_SESSION_free);
+}
+
+bool HttpsClient::resumed() {
+    return SSL_session_reused(stream_->native_handle()) == 1;
 }
 
 int post_once(unsigned short port, const ClientOptions& options, const std::string& target,

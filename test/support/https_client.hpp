@@ -5,6 +5,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,9 @@ struct ClientResponse {
     bool keep_alive = false;
 };
 
+// A TLS session a client may offer on a later connection, to resume it.
+using TlsSession = std::shared_ptr<SSL_SESSION>;
+
 // A blocking HTTPS/1.1 client for the tests: one connection, reused across requests.
 class HttpsClient {
   public:
@@ -47,6 +51,13 @@ class HttpsClient {
     bool server_closes_within(std::chrono::milliseconds timeout);
     std::string peer_common_name();
     std::string negotiated_alpn();
+    // The current connection's session (TLS 1.3 tickets arrive after the handshake: take it
+    // after a response).
+    TlsSession session();
+    // Offers `session` on the next connect(), as a client that resumes sessions does.
+    void offer_session(TlsSession session) { offered_session_ = std::move(session); }
+    // Whether the current connection resumed the offered session.
+    bool resumed();
     const std::string& last_error() const { return error_; }
 
   private:
@@ -56,6 +67,7 @@ class HttpsClient {
     std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> stream_;
     boost::beast::flat_buffer buffer_;
     std::string error_;
+    TlsSession offered_session_;
 };
 
 // One request on a fresh connection: the status, or -1 when the connection failed.

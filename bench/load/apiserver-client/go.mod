@@ -1,0 +1,3 @@
+module mdadmit.bench/apiserver-client
+
+go 1.19
