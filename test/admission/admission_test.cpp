@@ -364,6 +364,34 @@ TEST_F(AdmissionTest, AnOutcomeHandedBackAsMemoryAnswersAsAFreshOneWould) {
     }
 }
 
+// A body up to 64 KiB is read by its thread's kept parser, a larger one by a parser of its own:
+// each body is read whole and on its own, whatever was read before it, a failed read included.
+TEST_F(AdmissionTest, EachBodyIsReadOnItsOwnWhateverWasReadBeforeIt) {
+    json::value large_object = denied_object;
+    large_object.at("metadata").as_object()["annotations"] =
+        json::object{{"note", std::string(70 * 1024, 'a')}};
+    const std::string large = review(large_object);
+    const std::string small = review(warned_object);
+    ASSERT_GT(large.size(), 64U * 1024);
+    ASSERT_LT(small.size(), 64U * 1024);
+    const std::string cut_large = large.substr(0, large.size() - 10);
+    const std::string cut_small = small.substr(0, small.size() / 2);
+    for (const auto* body : {&small, &cut_large, &small, &large, &cut_small, &large, &small}) {
+        const Outcome outcome = handle(*body);
+        if (body == &cut_large || body == &cut_small) {
+            EXPECT_EQ(outcome.http_status, 400);
+            EXPECT_EQ(json::parse(outcome.body).at("message"),
+                      "request body is not valid JSON: incomplete JSON");
+            continue;
+        }
+        ASSERT_EQ(outcome.http_status, 200) << outcome.body;
+        const json::value response = response_of(outcome).at("response");
+        EXPECT_EQ(response.at("uid"), "uid-1");
+        EXPECT_EQ(response.at("allowed"), body == &small);
+        EXPECT_EQ(outcome.verdict, body == &small ? "allowed" : "denied");
+    }
+}
+
 // A request's fields can be as long as its body: memory grown for one is not kept for the next
 // answer, where an idle connection would hold it.
 TEST_F(AdmissionTest, OversizedMemoryIsNotKeptForTheNextAnswer) {
