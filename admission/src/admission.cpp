@@ -37,12 +37,14 @@ json::value parse_body(std::string_view body, json::storage_ptr memory,
     json::parser& parser = body.size() <= kept_parser_body_bytes
                                ? kept
                                : own.emplace(json::storage_ptr(), options, own_stack);
+    // The kept parser must not hold on to this request's memory, however parsing ends.
+    struct Release {
+        json::parser& parser;
+        ~Release() { parser.reset(); }
+    } const release{parser};
     parser.reset(std::move(memory));
     parser.write(body, ec);
-    json::value document = ec ? json::value() : parser.release();
-    // The kept parser must not hold on to this request's memory.
-    parser.reset();
-    return document;
+    return ec ? json::value() : parser.release();
 }
 
 std::string_view text_at(const json::object* object, std::string_view key) {

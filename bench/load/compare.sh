@@ -14,6 +14,8 @@
 #   cmake -S /tmp/baseline -B /tmp/baseline-build -DCMAKE_BUILD_TYPE=Release \
 #       -DMDADMIT_BUILD_TESTS=OFF && cmake --build /tmp/baseline-build --target mdadmit-webhook
 set -euo pipefail
+# A client that fails inside a command substitution stops the script too.
+shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
 baseline=${1:?usage: bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]}
 duration=${2:-6}
@@ -43,29 +45,37 @@ if [[ $loads == *api* ]]; then
 fi
 body=bench/data/review-allowed.json
 
-# The user and system time of process $1 so far, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# The user and system time of process $1 so far, in clock ticks (fields 14 and 15 of its stat,
+# counted after the name in parentheses, which may hold spaces).
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 
 # One run of load $2 against the server on port $1 (pid $3): requests/s, p99 in ms, and the
-# server's CPU time per request in microseconds.
+# server's CPU time per request in microseconds. A client that fails (the apiserver client
+# exits 1 when a review is not answered 200) stops the comparison.
 run_load() {
     local port=$1 load=$2 pid=$3
-    local before rps p99 requests
+    local before out rps p99 requests
     before=$(cpu_ticks "$pid")
     if [[ $load == *api ]]; then
-        read -r rps _ p99 requests < <("$work/apiserver-client" -url "https://localhost:$port/validate" \
+        out=$("$work/apiserver-client" -url "https://localhost:$port/validate" \
             -ca "$work/ca.crt" -body "$body" -c "${load%api}" -duration "${duration}s")
+        read -r rps _ p99 requests <<<"$out"
     else
         local connections=${load%new}
-        read -r rps p99 requests < <(MDADMIT_BODY=$body MDADMIT_CASE=allowed \
+        out=$(MDADMIT_BODY=$body MDADMIT_CASE=allowed \
             MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
             wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
             --latency -s bench/load/post.lua "https://localhost:$port" |
             awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
                  /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 } / requests in / { requests = $1 }
                  END { printf "%.0f %.3f %d\n", rps, p99, requests }')
+        read -r rps p99 requests <<<"$out"
     fi
-    printf '%s %s %.0f\n' "$rps" "$p99" \
+    if ((requests == 0)); then
+        echo "load $load on port $port: no request answered" >&2
+        return 1
+    fi
+    printf '%s %s %.1f\n' "$rps" "$p99" \
         "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $(getconf CLK_TCK) / $requests" | bc -l)"
 }
 
@@ -74,12 +84,14 @@ printf '%-6s %7s | %10s %8s %9s | %10s %8s %9s\n' round load "this rps" "p99 ms"
 declare -A current_sum baseline_sum current_cpu baseline_cpu
 for round in $(seq "$rounds"); do
     for load in $loads; do
-        read -r current_rps current_p99 current_us < <(run_load 18443 "$load" "$current_pid")
-        read -r baseline_rps baseline_p99 baseline_us < <(run_load 18445 "$load" "$baseline_pid")
+        current=$(run_load 18443 "$load" "$current_pid")
+        baseline=$(run_load 18445 "$load" "$baseline_pid")
+        read -r current_rps current_p99 current_us <<<"$current"
+        read -r baseline_rps baseline_p99 baseline_us <<<"$baseline"
         current_sum[$load]=$((${current_sum[$load]:-0} + current_rps))
         baseline_sum[$load]=$((${baseline_sum[$load]:-0} + baseline_rps))
-        current_cpu[$load]=$((${current_cpu[$load]:-0} + current_us))
-        baseline_cpu[$load]=$((${baseline_cpu[$load]:-0} + baseline_us))
+        current_cpu[$load]=$(echo "${current_cpu[$load]:-0} + $current_us" | bc -l)
+        baseline_cpu[$load]=$(echo "${baseline_cpu[$load]:-0} + $baseline_us" | bc -l)
         printf '%-6s %7s | %10s %8s %9s | %10s %8s %9s\n' "$round" "$load" "$current_rps" "$current_p99" \
             "$current_us" "$baseline_rps" "$baseline_p99" "$baseline_us"
     done

@@ -378,6 +378,8 @@ void expect_offered_sessions_not_resumed(unsigned short port, const ClientOption
         HttpsClient first(port, options);
         ASSERT_TRUE(first.connect()) << first.last_error();
         EXPECT_EQ(first.request("GET", "/healthz").status, 200);
+        // The server gave the client nothing to resume: no ticket, no cached session id.
+        EXPECT_EQ(SSL_SESSION_is_resumable(first.session().get()), 0);
         HttpsClient second(port, options);
         second.offer_session(first.session());
         ASSERT_TRUE(second.connect()) << second.last_error();
