@@ -2,7 +2,6 @@
 
 #include <boost/json.hpp>
 #include <memory>
-#include <optional>
 
 #include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/json_input.hpp"
@@ -18,33 +17,30 @@ constexpr std::string_view judged_group = "worker.gpustack.ai";
 constexpr std::size_t arena_bytes = 64 * 1024;
 constexpr std::string_view judged_kind = "ModelDeployment";
 
-// A body up to this size is parsed by its thread's kept parser; a larger one by a parser of its
-// own. A 64 KiB body holds at most 32,768 values: 512 KiB of the parser's stack at most.
+// A body up to this size is parsed by its thread's kept parser; a larger one by json::parse.
+// A 64 KiB body holds at most 32,768 values: 512 KiB of the parser's stack at most.
 constexpr std::size_t kept_parser_body_bytes = 64 * 1024;
 
 // Parses a request body into `memory`. The parser is kept per thread, as the arena is: the stack
 // of values it grows for a review of many members (ten roles of 100 flags) is kept for the next
-// review, so that parsing calls no allocator once warmed up. A larger body gets a parser of its
-// own, so that no thread keeps the stack of a 3 MiB object.
+// review, so that parsing calls no allocator once warmed up. A larger body gets json::parse's
+// parser of its own, so that no thread keeps the stack of a 3 MiB object.
 json::value parse_body(std::string_view body, json::storage_ptr memory,
                        boost::system::error_code& ec) {
     json::parse_options options;
     options.max_depth = rules::limits::max_json_depth;
+    if (body.size() > kept_parser_body_bytes) {
+        return json::parse(body, ec, std::move(memory), options);
+    }
     thread_local json::parser kept(json::storage_ptr(), options);
-    // The larger body's parser starts its stack here, as json::parse does.
-    unsigned char own_stack[BOOST_JSON_STACK_BUFFER_SIZE];
-    std::optional<json::parser> own;
-    json::parser& parser = body.size() <= kept_parser_body_bytes
-                               ? kept
-                               : own.emplace(json::storage_ptr(), options, own_stack);
     // The kept parser must not hold on to this request's memory, however parsing ends.
     struct Release {
         json::parser& parser;
         ~Release() { parser.reset(); }
-    } const release{parser};
-    parser.reset(std::move(memory));
-    parser.write(body, ec);
-    return ec ? json::value() : parser.release();
+    } const release{kept};
+    kept.reset(std::move(memory));
+    kept.write(body, ec);
+    return ec ? json::value() : kept.release();
 }
 
 std::string_view text_at(const json::object* object, std::string_view key) {
