@@ -17,6 +17,9 @@
 #   bench/load/run.sh [SECONDS] [ROUNDS]      (default 10 s per run, 1 round)
 # MDADMIT_BENCH_PIN=1 gives each server one thread (one nginx worker, GOMAXPROCS=1) pinned to
 # CPU 1 and wrk one thread pinned to CPU 0. MDADMIT_BENCH_CASE=denied sends the denied review.
+# MDADMIT_BENCH_LOADS picks loads, comma-separated (e.g. "new connection 16" for that one alone).
+# With more than one round, a second table gives the median over the rounds of each round's
+# ratio.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 duration=${1:-10}
@@ -30,6 +33,7 @@ if [[ ${MDADMIT_BENCH_PIN:-0} == 1 ]]; then
     client_cpu=(taskset -c 0)
 fi
 case=${MDADMIT_BENCH_CASE:-allowed}
+IFS=, read -ra loads <<<"${MDADMIT_BENCH_LOADS:-keep-alive 16,keep-alive 256,new connection 16}"
 body=$([[ $case == allowed ]] && echo bench/data/review-allowed.json || echo examples/review-denied.json)
 declare -A ports=([ours]=18443 [nginx]=18444 [go]=18445)
 require_free_ports "${ports[@]}"
@@ -104,8 +108,8 @@ run_wrk() {
 
 echo "case: $case ($(wc -c <"$body") bytes), threads: $threads, $duration s per run, $rounds round(s)"
 printf '%-22s %-9s | %9s %8s %8s\n' load server "req/s" "p50 ms" "p99 ms"
-declare -A total
-for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
+declare -A total per_round
+for load in "${loads[@]}"; do
     connections=${load##* }
     close=$([[ $load == new* ]] && echo 1 || echo 0)
     order=("${servers[@]}")
@@ -114,6 +118,7 @@ for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
             read -r rps p50 p99 errors < <(run_wrk "$server" "$connections" "$close")
             printf '%-22s %-9s | %9s %8s %8s %s\n' "$load" "$server" "$rps" "$p50" "$p99" "${errors:-}"
             total[$load/$server]=$(echo "${total[$load/$server]:-0} + $rps" | bc -l)
+            per_round[$load/$server/$round]=$rps
         done
         # Alternate who goes first, so that neither always runs on a machine the other warmed.
         mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
@@ -122,7 +127,7 @@ done
 echo
 ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
-for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
+for load in "${loads[@]}"; do
     go_ratio=n/a
     if [[ -n ${total[$load/go]:-} ]]; then
         go_ratio=$(ratio "${total[$load/ours]}" "${total[$load/go]}")
@@ -131,4 +136,25 @@ for load in "keep-alive 16" "keep-alive 256" "new connection 16"; do
         "$go_ratio" "$(ratio "${total[$load/transport]}" "${total[$load/nginx]}")" \
         "$(ratio "${total[$load/ours]}" "${total[$load/transport]}")"
 done
+# Each round's ratio, and their median: a round in which the machine slowed for one server more
+# than for another (rounds differ by up to a quarter) moves the median less than the sums.
+median_ratio() {
+    local load=$1 numerator=$2 denominator=$3
+    for round in $(seq "$rounds"); do
+        echo "${per_round[$load/$numerator/$round]} / ${per_round[$load/$denominator/$round]}" | bc -l
+    done | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+if ((rounds > 1)); then
+    echo
+    echo "median over the rounds of each round's ratio:"
+    printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
+    for load in "${loads[@]}"; do
+        go_ratio=n/a
+        if [[ -n ${total[$load/go]:-} ]]; then
+            go_ratio=$(median_ratio "$load" ours go)
+        fi
+        printf '%-22s %12s %12s %16s %16s\n' "$load" "$(median_ratio "$load" ours nginx)" "$go_ratio" \
+            "$(median_ratio "$load" transport nginx)" "$(median_ratio "$load" ours transport)"
+    done
+fi
 echo "webhook peak RSS: $(awk '/VmHWM/ {print $2, $3}' "/proc/$webhook_pid/status")"
