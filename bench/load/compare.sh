@@ -65,11 +65,8 @@ run_load() {
         out=$(MDADMIT_BODY=$body MDADMIT_CASE=allowed \
             MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
             wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
-            --latency -s bench/load/post.lua "https://localhost:$port" |
-            awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-                 /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 } / requests in / { requests = $1 }
-                 END { printf "%.0f %.3f %d\n", rps, p99, requests }')
-        read -r rps p99 requests <<<"$out"
+            --latency -s bench/load/post.lua "https://localhost:$port" | wrk_numbers)
+        read -r rps _ p99 requests _ <<<"$out"
     fi
     if ((requests == 0)); then
         echo "load $load on port $port: no request answered" >&2

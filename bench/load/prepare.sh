@@ -27,3 +27,12 @@ require_free_ports() {
         fi
     done
 }
+
+# The numbers of a `wrk --latency` report on stdin: requests/s, p50 and p99 in ms, the requests
+# answered, and how many answers were other than 2xx and 3xx.
+wrk_numbers() {
+    awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+         /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 }
+         / requests in / { requests = $1 } /Non-2xx/ { non2xx = $NF }
+         END { printf "%.0f %.3f %.3f %d %d\n", rps, p50, p99, requests, non2xx }'
+}

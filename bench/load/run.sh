@@ -95,15 +95,14 @@ run_wrk() {
         "${client_cpu[@]}" \
         wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" --latency \
         -s bench/load/post.lua "https://localhost:${ports[$server]}" >"$work/wrk.out"
-    awk -v expect_errors="$([[ $server == transport ]] && echo 1 || echo 0)" '
-        function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-        /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) } /^Requests\/sec/ { rps = $2 }
-        / requests in / { requests = $1 }
-        /Non-2xx/ { non2xx = $NF; if (!expect_errors) errors = errors " " $0 }
-        END {
-            if (expect_errors && non2xx != requests) errors = " " non2xx + 0 " of " requests " answers were not 405"
-            printf "%.0f %.3f %.3f%s\n", rps, p50, p99, (errors == "" ? "" : " ERRORS:" errors)
-        }' "$work/wrk.out"
+    local rps p50 p99 requests non2xx errors=""
+    read -r rps p50 p99 requests non2xx < <(wrk_numbers <"$work/wrk.out")
+    if [[ $server == transport ]]; then
+        ((non2xx == requests)) || errors=" ERRORS: $non2xx of $requests answers were not 405"
+    elif ((non2xx > 0)); then
+        errors=" ERRORS: $non2xx answers were not 2xx or 3xx"
+    fi
+    echo "$rps $p50 $p99$errors"
 }
 
 echo "case: $case ($(wc -c <"$body") bytes), threads: $threads, $duration s per run, $rounds round(s)"
@@ -124,37 +123,35 @@ for load in "${loads[@]}"; do
         mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
     done
 done
-echo
-ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
-printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
-for load in "${loads[@]}"; do
-    go_ratio=n/a
-    if [[ -n ${total[$load/go]:-} ]]; then
-        go_ratio=$(ratio "${total[$load/ours]}" "${total[$load/go]}")
-    fi
-    printf '%-22s %12s %12s %16s %16s\n' "$load" "$(ratio "${total[$load/ours]}" "${total[$load/nginx]}")" \
-        "$go_ratio" "$(ratio "${total[$load/transport]}" "${total[$load/nginx]}")" \
-        "$(ratio "${total[$load/ours]}" "${total[$load/transport]}")"
-done
-# Each round's ratio, and their median: a round in which the machine slowed for one server more
-# than for another (rounds differ by up to a quarter) moves the median less than the sums.
+# A load's ratio of two servers: of their sums over the rounds, or the median of each round's
+# ratio (a round in which the machine slowed for one server more than for another moves the
+# median less than the sums; rounds differ by up to a quarter).
+sum_ratio() {
+    printf '%.2f' "$(echo "${total[$1/$2]} / ${total[$1/$3]}" | bc -l)"
+}
 median_ratio() {
     local load=$1 numerator=$2 denominator=$3
     for round in $(seq "$rounds"); do
         echo "${per_round[$load/$numerator/$round]} / ${per_round[$load/$denominator/$round]}" | bc -l
     done | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+ratio_table() {
+    local ratio=$1
+    printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
+    for load in "${loads[@]}"; do
+        local go_ratio=n/a
+        if [[ -n ${total[$load/go]:-} ]]; then
+            go_ratio=$("$ratio" "$load" ours go)
+        fi
+        printf '%-22s %12s %12s %16s %16s\n' "$load" "$("$ratio" "$load" ours nginx)" "$go_ratio" \
+            "$("$ratio" "$load" transport nginx)" "$("$ratio" "$load" ours transport)"
+    done
+}
+echo
+ratio_table sum_ratio
 if ((rounds > 1)); then
     echo
     echo "median over the rounds of each round's ratio:"
-    printf '%-22s %12s %12s %16s %16s\n' load "ours/nginx" "ours/go" "transport/nginx" "ours/transport"
-    for load in "${loads[@]}"; do
-        go_ratio=n/a
-        if [[ -n ${total[$load/go]:-} ]]; then
-            go_ratio=$(median_ratio "$load" ours go)
-        fi
-        printf '%-22s %12s %12s %16s %16s\n' "$load" "$(median_ratio "$load" ours nginx)" "$go_ratio" \
-            "$(median_ratio "$load" transport nginx)" "$(median_ratio "$load" ours transport)"
-    done
+    ratio_table median_ratio
 fi
 echo "webhook peak RSS: $(awk '/VmHWM/ {print $2, $3}' "/proc/$webhook_pid/status")"
