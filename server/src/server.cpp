@@ -42,6 +42,12 @@ rules::Result<tcp::acceptor> bind(asio::io_context& io, const ListenAddress& add
         }
     }
     if (!ec) {
+        // Linux gives an accepted socket the listener's TCP_NODELAY: one system call per
+        // listener instead of one per connection. An answer written as several TLS records
+        // leaves at once rather than after the client's delayed ACK.
+        acceptor.set_option(tcp::no_delay(true), ec);
+    }
+    if (!ec) {
         acceptor.bind(endpoint, ec);
     }
     if (!ec) {
@@ -98,8 +104,8 @@ struct Server::Worker {
 Server::Server(const Config& config, const Routes& routes, Readiness& readiness, Metrics& metrics,
                const Log& log)
     : config_(config), routes_(routes), readiness_(readiness), metrics_(metrics), log_(log) {
-    // OpenSSL writes TLS connections' sockets itself, without MSG_NOSIGNAL: a client that has
-    // gone must be a write error, not a signal that ends the process.
+    // A reader that has gone (a client, the pipe the log goes to) must be a write error, not a
+    // signal that ends the process.
     std::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -200,7 +206,6 @@ asio::awaitable<void> Server::accept_loop(Worker& worker, tcp::acceptor& accepto
             metrics_.count_connection_rejected();
             continue;  // the socket closes as it goes out of scope
         }
-        socket.set_option(tcp::no_delay(true), ec);
         if (tls) {
             asio::co_spawn(
                 worker.io,

@@ -1,10 +1,16 @@
 #pragma once
 
-// The server side of a TLS connection, with OpenSSL reading and writing the socket itself
-// (as nginx does). Asio's ssl::stream copies every byte through two fixed 17 KB buffers of
-// its own and a 2 x 17 KB BIO pair: about 68 KB per connection, idle or not. Here an idle
-// keep-alive connection holds only its SSL object, whose record buffers OpenSSL releases
-// while idle (SSL_MODE_RELEASE_BUFFERS), and a request costs no copy between buffers.
+// The server side of a TLS connection. OpenSSL writes the socket itself and reads what Asio
+// has read into the connection's inbox (a BIO of the stream's own). Asio's ssl::stream copies
+// every byte through two fixed 17 KB buffers of its own and a 2 x 17 KB BIO pair: about 68 KB
+// per connection, idle or not. Here an idle keep-alive connection holds its SSL object, whose
+// record buffers OpenSSL releases while idle (SSL_MODE_RELEASE_BUFFERS), and a 16 KB inbox.
+//
+// Why Asio reads and not OpenSSL: to wait for a readable socket Asio re-arms epoll
+// (epoll_ctl) on every wait, and OpenSSL reading the socket first finds it empty (a read that
+// returns EAGAIN) each time the client has not spoken yet. Asio's own read knows from the last
+// read whether the socket was drained and then waits for epoll's next edge with no system
+// call: two fewer per keep-alive request that finds nothing waiting, and per handshake flight.
 //
 // Timeouts follow beast::tcp_stream: expires_after() bounds the operations that follow, which
 // then fail with beast::error::timeout. The operations are Asio composed operations, so Beast's
@@ -17,6 +23,7 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
@@ -79,7 +86,10 @@ class TlsStream {
     // return, and the read or write of what can be done at once (0 bytes when it would have to
     // wait for the socket, for which the asynchronous operations are there). A caller with the
     // data in hand saves the round through the executor an asynchronous operation costs.
-    bool has_buffered() const { return !state_->closed && SSL_has_pending(state_->ssl) == 1; }
+    bool has_buffered() const {
+        return !state_->closed &&
+               (SSL_has_pending(state_->ssl) == 1 || state_->inbox.unread() != 0);
+    }
     std::size_t read_now(boost::asio::mutable_buffer buffer, boost::system::error_code& ec) {
         return now(Read{buffer}, ec);
     }
@@ -125,6 +135,30 @@ class TlsStream {
     // One TLS record's worth of plaintext.
     static constexpr std::size_t max_joined_write = 16 * 1024;
 
+    // What Asio has read off the socket and OpenSSL has not taken yet: 16 KB, so that one read
+    // takes a typical review whole and a long body arrives in reads as large as OpenSSL's own.
+    class Inbox {
+      public:
+        // Where the next read may write: the inbox is empty when OpenSSL asks for more.
+        boost::asio::mutable_buffer space() { return boost::asio::buffer(bytes_); }
+        void received(std::size_t count) {
+            begin_ = 0;
+            end_ = count;
+        }
+        // Copies up to `size` unread bytes to `out`; how many.
+        std::size_t take(char* out, std::size_t size);
+        std::size_t unread() const { return end_ - begin_; }
+        // The client has closed its side: once the inbox is empty, reads see end of file.
+        void finish() { finished_ = true; }
+        bool finished() const { return finished_; }
+
+      private:
+        std::array<char, 16 * 1024> bytes_;
+        std::size_t begin_ = 0;
+        std::size_t end_ = 0;
+        bool finished_ = false;
+    };
+
     struct State {
         State(boost::asio::ip::tcp::socket s, SSL* connection)
             : socket(std::move(s)), timer(socket.get_executor()), ssl(connection) {}
@@ -132,9 +166,22 @@ class TlsStream {
         State(const State&) = delete;
         State& operator=(const State&) = delete;
 
+        // The end of a wait for the socket: the timer's part undone, and a timeout reported
+        // as such rather than as the cancel it caused.
+        boost::system::error_code end_wait(boost::system::error_code ec) {
+            ++wait_number;
+            timer.cancel();
+            if (timed_out) {
+                timed_out = false;
+                return boost::beast::error::timeout;
+            }
+            return ec;
+        }
+
         boost::asio::ip::tcp::socket socket;
         boost::asio::steady_timer timer;
         SSL* ssl;
+        Inbox inbox;
         Clock::time_point expiry = Clock::time_point::max();
         // Each wait for the socket has its own number, so a timer that fires late cannot
         // time out a later wait.
@@ -152,14 +199,20 @@ class TlsStream {
     // mode a handshake's back and forth puts it in, would hold that ACK 40 ms or more, and a
     // client that leaves Nagle's algorithm on would hold its request until the ACK came (Go,
     // and so kube-apiserver, turns it off).
-    static void acknowledge_now(SSL* ssl);
+    static void acknowledge_now(State& state);
+
+    // The BIO OpenSSL reads and writes through: reads from the inbox, writes to the socket.
+    static BIO_METHOD* connection_bio_method();
+    static int bio_read(BIO* bio, char* out, int size);
+    static int bio_write(BIO* bio, const char* bytes, int size);
+    static long bio_control(BIO* bio, int command, long number, void* pointer);
 
     // One non-blocking OpenSSL call each; 1 on success, else OpenSSL's return value.
     struct Handshake {
-        int attempt(SSL* ssl, std::size_t&) {
-            const int result = SSL_do_handshake(ssl);
+        int attempt(State& state, std::size_t&) {
+            const int result = SSL_do_handshake(state.ssl);
             if (result == 1) {
-                acknowledge_now(ssl);
+                acknowledge_now(state);
             }
             return result;
         }
@@ -167,8 +220,8 @@ class TlsStream {
     };
     struct Read {
         boost::asio::mutable_buffer buffer;
-        int attempt(SSL* ssl, std::size_t& bytes) {
-            return SSL_read_ex(ssl, buffer.data(), buffer.size(), &bytes);
+        int attempt(State& state, std::size_t& bytes) {
+            return SSL_read_ex(state.ssl, buffer.data(), buffer.size(), &bytes);
         }
         bool empty() const { return buffer.size() == 0; }
     };
@@ -177,9 +230,9 @@ class TlsStream {
         // The buffers joined, when there are several; OpenSSL may be handed it again after a
         // wait from its new address (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER).
         std::string joined;
-        int attempt(SSL* ssl, std::size_t& bytes) {
-            return joined.empty() ? SSL_write_ex(ssl, buffer.data(), buffer.size(), &bytes)
-                                  : SSL_write_ex(ssl, joined.data(), joined.size(), &bytes);
+        int attempt(State& state, std::size_t& bytes) {
+            return joined.empty() ? SSL_write_ex(state.ssl, buffer.data(), buffer.size(), &bytes)
+                                  : SSL_write_ex(state.ssl, joined.data(), joined.size(), &bytes);
         }
         bool empty() const { return buffer.size() == 0; }
     };
@@ -232,6 +285,8 @@ class TlsStream {
             boost::asio::post(state->socket.get_executor(), std::move(self));
         }
 
+        // Waits for the socket: for OpenSSL's reads, Asio reads into the inbox; for its writes,
+        // Asio waits until the socket takes more.
         template <typename Self>
         void wait(Self& self, boost::asio::socket_base::wait_type type) {
             const std::uint64_t number = ++state->wait_number;
@@ -247,17 +302,34 @@ class TlsStream {
             }
             auto executor =
                 boost::asio::get_associated_executor(self, state->socket.get_executor());
-            state->socket.async_wait(type, boost::asio::bind_executor(
-                                               executor, [state = state, self = std::move(self)](
-                                                             boost::system::error_code ec) mutable {
-                                                   ++state->wait_number;
-                                                   state->timer.cancel();
-                                                   if (state->timed_out) {
-                                                       state->timed_out = false;
-                                                       ec = boost::beast::error::timeout;
-                                                   }
-                                                   self(ec);
-                                               }));
+            // `self` holds this Operation and its `state`: nothing may read `state` once the
+            // handler has taken `self`.
+            std::shared_ptr<State> shared = state;
+            boost::asio::ip::tcp::socket& socket = shared->socket;
+            if (type == boost::asio::socket_base::wait_read) {
+                const boost::asio::mutable_buffer space = shared->inbox.space();
+                socket.async_read_some(
+                    space,
+                    boost::asio::bind_executor(
+                        executor, [state = std::move(shared), self = std::move(self)](
+                                      boost::system::error_code ec, std::size_t bytes) mutable {
+                            ec = state->end_wait(ec);
+                            if (ec == boost::asio::error::eof) {
+                                // OpenSSL tells a clean close from a cut-off one.
+                                state->inbox.finish();
+                                ec = {};
+                            }
+                            state->inbox.received(bytes);
+                            self(ec);
+                        }));
+                return;
+            }
+            socket.async_wait(
+                type, boost::asio::bind_executor(
+                          executor, [state = std::move(shared),
+                                     self = std::move(self)](boost::system::error_code ec) mutable {
+                              self(state->end_wait(ec));
+                          }));
         }
     };
 
@@ -279,7 +351,7 @@ class TlsStream {
         if (!step.empty()) {
             ERR_clear_error();
             errno = 0;
-            result = step.attempt(state.ssl, bytes);
+            result = step.attempt(state, bytes);
         }
         if (result == 1) {
             return {std::nullopt, {}, bytes};

@@ -1,11 +1,16 @@
 // The real server over real TLS on loopback: routes, keep-alive, certificate reloads,
 // shutdown with requests in flight, and clients that misbehave.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/json.hpp>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "server_fixture.hpp"
@@ -65,6 +70,45 @@ TEST(ServerOverTls, EveryRouteAndErrorPath) {
 
 // A connection writes each answer into the memory of the one before: denials and admissions
 // alternate without one showing in the next.
+// The server's end of the loopback connection whose client end is `client`: a descriptor of
+// this process (the server runs in it) bound to `server_port` and connected to the client's
+// port, found within 5 s.
+std::optional<int> server_end_of(const asio::ip::tcp::socket& client, unsigned short server_port) {
+    const unsigned short client_port = client.local_endpoint().port();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    do {
+        for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+            const int fd = std::stoi(entry.path().filename().string());
+            sockaddr_in local{};
+            sockaddr_in peer{};
+            socklen_t local_length = sizeof local;
+            socklen_t peer_length = sizeof peer;
+            if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0 &&
+                ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0 &&
+                local.sin_family == AF_INET && ntohs(local.sin_port) == server_port &&
+                ntohs(peer.sin_port) == client_port) {
+                return fd;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } while (std::chrono::steady_clock::now() < until);
+    return std::nullopt;
+}
+
+// An answer of several TLS records must not wait for the client's delayed ACK between them.
+TEST(ServerOverTls, AcceptedConnectionsSendWithoutNaglesDelay) {
+    ServerFixture fixture;
+    asio::io_context io;
+    asio::ip::tcp::socket client(io);
+    client.connect({asio::ip::make_address("127.0.0.1"), fixture.port()});
+    const std::optional<int> server_end = server_end_of(client, fixture.port());
+    ASSERT_TRUE(server_end.has_value()) << "the server did not accept the connection";
+    int no_delay = 0;
+    socklen_t length = sizeof no_delay;
+    ASSERT_EQ(::getsockopt(*server_end, IPPROTO_TCP, TCP_NODELAY, &no_delay, &length), 0);
+    EXPECT_NE(no_delay, 0);
+}
+
 TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
     ServerFixture fixture;
     HttpsClient client(fixture.port(), fixture.client_options());

@@ -1,7 +1,7 @@
 // TlsStream, the server's own OpenSSL stream, over a real loopback socket against a client
 // whose TLS runs in memory, so each test decides exactly which bytes reach the server and
-// when: records split at every byte, a reset in the middle of a record, close_notify both
-// ways, a write of many records, timeouts, and the drain's cancel.
+// when: records split at every byte, a long body, a reset in the middle of a record,
+// close_notify both ways and none, a write of many records, timeouts, and the drain's cancel.
 #include "tls_stream.hpp"
 
 #include <gtest/gtest.h>
@@ -138,6 +138,8 @@ class ClientSocket {
         }
         send(client.outgoing(), piece);  // TLS 1.3: the client's Finished
     }
+    // Leaves without close_notify: a FIN only.
+    void close() { socket_.close(); }
     void reset() {
         const linger abort{1, 0};
         ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
@@ -205,6 +207,15 @@ bool acknowledged_within(tcp::socket& socket, std::chrono::milliseconds wait) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     } while (std::chrono::steady_clock::now() < until);
     return false;
+}
+
+// `size` bytes of the alphabet over and over: a body whose every misplaced byte shows.
+std::string alphabet(std::size_t size) {
+    std::string body(size, ' ');
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        body[i] = static_cast<char>('a' + i % 26);
+    }
+    return body;
 }
 
 // The two ends of one connection: the client's blocking socket and the server's TlsStream.
@@ -277,6 +288,20 @@ class TlsStreamTest : public testing::Test {
         ASSERT_FALSE(error) << error.message();
     }
 
+    // After the connection has been idle (OpenSSL released its record buffers), the client
+    // sends `request` in pieces of `piece` bytes and the server reads it.
+    ServerRead::Outcome read_after_idle(ClientSocket& client_socket, TlsStream& stream,
+                                        MemoryClient& client, const std::string& request,
+                                        std::size_t piece) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::thread again([&] { client_socket.send(client.seal(request), piece); });
+        ServerRead read{stream};
+        read_until(read, request.size());
+        run_until(read.done);
+        again.join();
+        return {read.data, read.error, read.done};
+    }
+
     // Writes all of `bytes` from the server's side; how the write ended.
     boost::system::error_code write_all(TlsStream& stream, const std::string& bytes) {
         std::atomic<bool> written{false};
@@ -322,13 +347,7 @@ TEST_F(TlsStreamTest, RecordsSplitAtEveryByteAreReadWholeTwiceWithIdleBuffersRel
     EXPECT_FALSE(first.error) << first.error.message();
     EXPECT_EQ(first.data, "first request");
 
-    // Idle between requests (OpenSSL released the record buffers); then a second one.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::thread again([&] { client_socket.send(client.seal("second"), 1); });
-    ServerRead second{stream};
-    read_until(second, 6);
-    run_until(second.done);
-    again.join();
+    const auto second = read_after_idle(client_socket, stream, client, "second", 1);
     EXPECT_FALSE(second.error) << second.error.message();
     EXPECT_EQ(second.data, "second");
 }
@@ -438,6 +457,44 @@ TEST_F(TlsStreamTest, CloseNotifyBothWays) {
     EXPECT_TRUE(closed) << "the server's close_notify reached the client";
 }
 
+TEST_F(TlsStreamTest, AClientThatLeavesWithoutCloseNotifyEndsTheReadWithEndOfFile) {
+    const auto read = read_while(
+        [](ClientSocket& socket, MemoryClient& client) {
+            socket.handshake(client);
+            socket.send(client.seal("partial"));
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            socket.close();
+        },
+        100);
+    ASSERT_TRUE(read.done);
+    EXPECT_EQ(read.data, "partial");
+    EXPECT_EQ(read.error, asio::error::eof) << read.error.message();
+}
+
+// A body of many full records arrives over many reads, each filling the inbox; the small
+// request after it, once the connection was idle, is read as before.
+TEST_F(TlsStreamTest, ALongBodyOfFullRecordsAndASmallRequestAfterItAreReadWhole) {
+    auto client_socket_and_stream = connect();
+    ClientSocket& client_socket = client_socket_and_stream.client;
+    TlsStream& stream = client_socket_and_stream.server;
+    MemoryClient client;
+    const std::string body = alphabet(300'000);
+    std::thread peer([&] {
+        client_socket.handshake(client);
+        client_socket.send(client.seal(body));
+    });
+    ServerRead long_body{stream};
+    handshake_then_read(long_body, body.size());
+    run_until(long_body.done);
+    peer.join();
+    EXPECT_FALSE(long_body.error) << long_body.error.message();
+    EXPECT_EQ(long_body.data, body);
+
+    const auto small = read_after_idle(client_socket, stream, client, "small", SIZE_MAX);
+    EXPECT_FALSE(small.error) << small.error.message();
+    EXPECT_EQ(small.data, "small");
+}
+
 TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
     auto client_socket_and_stream = connect();
     ClientSocket& client_socket = client_socket_and_stream.client;
@@ -445,10 +502,7 @@ TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
     MemoryClient client;
     handshake(client_socket, stream, client);
 
-    std::string body(40'000, ' ');
-    for (std::size_t i = 0; i < body.size(); ++i) {
-        body[i] = static_cast<char>('a' + i % 26);
-    }
+    const std::string body = alphabet(40'000);
     const boost::system::error_code error = write_all(stream, body);
     EXPECT_FALSE(error) << error.message();
     std::string received;
