@@ -16,31 +16,35 @@ std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, 
     if (ec || method == nullptr) {
         return std::nullopt;
     }
-    SSL* ssl = SSL_new(context);
-    BIO* bio = ssl != nullptr ? BIO_new(method) : nullptr;
+    // Owned here until the State takes it; the SSL owns the BIO once given it.
+    std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(context), SSL_free);
+    BIO* bio = ssl ? BIO_new(method) : nullptr;
     if (bio == nullptr) {
-        SSL_free(ssl);
         ERR_clear_error();
         return std::nullopt;
     }
-    auto state = std::make_shared<State>(std::move(socket), ssl);
-    // The BIO reads and writes through the State, which owns the SSL that frees the BIO.
+    SSL_set_bio(ssl.get(), bio, bio);
+    auto state = std::make_shared<State>(std::move(socket), ssl.get());
+    ssl.release();
+    // The BIO reads and writes through the State, which frees the SSL and with it the BIO.
     BIO_set_data(bio, state.get());
     BIO_set_init(bio, 1);
-    SSL_set_bio(ssl, bio, bio);
-    SSL_set_accept_state(ssl);
+    SSL* connection = state->ssl;
+    SSL_set_accept_state(connection);
     // One read takes all the inbox holds, not a record header and then its body.
-    SSL_set_read_ahead(ssl, 1);
-    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                          SSL_MODE_RELEASE_BUFFERS);
+    SSL_set_read_ahead(connection, 1);
+    SSL_set_mode(connection, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                 SSL_MODE_RELEASE_BUFFERS);
     return TlsStream(std::move(state));
 }
 
 BIO_METHOD* TlsStream::connection_bio_method() {
     // Made once and kept for the life of the process, as OpenSSL's own methods are.
     static BIO_METHOD* const method = [] {
-        BIO_METHOD* made =
-            BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "mdadmit connection");
+        const int index = BIO_get_new_index();
+        BIO_METHOD* made = index == -1
+                               ? nullptr
+                               : BIO_meth_new(index | BIO_TYPE_SOURCE_SINK, "mdadmit connection");
         if (made != nullptr) {
             BIO_meth_set_read(made, bio_read);
             BIO_meth_set_write(made, bio_write);
@@ -100,6 +104,9 @@ std::size_t TlsStream::Inbox::take(char* out, std::size_t size) {
     const std::size_t count = std::min({size, unread(), static_cast<std::size_t>(INT_MAX)});
     std::memcpy(out, bytes_.data() + begin_, count);
     begin_ += count;
+    if (begin_ == end_) {
+        begin_ = end_ = 0;  // drained: the next read has the whole inbox
+    }
     return count;
 }
 

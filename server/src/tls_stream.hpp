@@ -6,11 +6,11 @@
 // per connection, idle or not. Here an idle keep-alive connection holds its SSL object, whose
 // record buffers OpenSSL releases while idle (SSL_MODE_RELEASE_BUFFERS), and a 16 KB inbox.
 //
-// Why Asio reads and not OpenSSL: to wait for a readable socket Asio re-arms epoll
-// (epoll_ctl) on every wait, and OpenSSL reading the socket first finds it empty (a read that
-// returns EAGAIN) each time the client has not spoken yet. Asio's own read knows from the last
-// read whether the socket was drained and then waits for epoll's next edge with no system
-// call: two fewer per keep-alive request that finds nothing waiting, and per handshake flight.
+// Why Asio reads and not OpenSSL: when OpenSSL finds the socket empty, waiting for it with
+// Asio's async_wait re-arms epoll (an epoll_ctl) every time, since a wait cannot know whether
+// readiness came before it. A read queued with Asio after one that found nothing waits for
+// epoll's next edge as it is: one system call fewer per keep-alive request that finds nothing
+// waiting, and per handshake flight.
 //
 // Timeouts follow beast::tcp_stream: expires_after() bounds the operations that follow, which
 // then fail with beast::error::timeout. The operations are Asio composed operations, so Beast's
@@ -139,12 +139,12 @@ class TlsStream {
     // takes a typical review whole and a long body arrives in reads as large as OpenSSL's own.
     class Inbox {
       public:
-        // Where the next read may write: the inbox is empty when OpenSSL asks for more.
-        boost::asio::mutable_buffer space() { return boost::asio::buffer(bytes_); }
-        void received(std::size_t count) {
-            begin_ = 0;
-            end_ = count;
+        // Where the next read may write: after what OpenSSL has not taken yet (nothing, when
+        // it asks for more), so no byte read is lost.
+        boost::asio::mutable_buffer space() {
+            return boost::asio::buffer(bytes_.data() + end_, bytes_.size() - end_);
         }
+        void received(std::size_t count) { end_ += count; }
         // Copies up to `size` unread bytes to `out`; how many.
         std::size_t take(char* out, std::size_t size);
         std::size_t unread() const { return end_ - begin_; }
@@ -313,13 +313,16 @@ class TlsStream {
                     boost::asio::bind_executor(
                         executor, [state = std::move(shared), self = std::move(self)](
                                       boost::system::error_code ec, std::size_t bytes) mutable {
+                            state->inbox.received(bytes);
                             ec = state->end_wait(ec);
                             if (ec == boost::asio::error::eof) {
                                 // OpenSSL tells a clean close from a cut-off one.
                                 state->inbox.finish();
                                 ec = {};
+                            } else if (ec && ec != boost::asio::error::operation_aborted &&
+                                       ec != boost::beast::error::timeout) {
+                                state->failed = true;  // a reset: no close_notify
                             }
-                            state->inbox.received(bytes);
                             self(ec);
                         }));
                 return;

@@ -68,8 +68,6 @@ TEST(ServerOverTls, EveryRouteAndErrorPath) {
     EXPECT_EQ(plain_get(fixture.health_port(), "/validate").first, 404);
 }
 
-// A connection writes each answer into the memory of the one before: denials and admissions
-// alternate without one showing in the next.
 // The server's end of the loopback connection whose client end is `client`: a descriptor of
 // this process (the server runs in it) bound to `server_port` and connected to the client's
 // port, found within 5 s.
@@ -109,6 +107,8 @@ TEST(ServerOverTls, AcceptedConnectionsSendWithoutNaglesDelay) {
     EXPECT_NE(no_delay, 0);
 }
 
+// A connection writes each answer into the memory of the one before: denials and admissions
+// alternate without one showing in the next.
 TEST(ServerOverTls, KeepAliveServesManyRequestsOnOneConnection) {
     ServerFixture fixture;
     HttpsClient client(fixture.port(), fixture.client_options());
