@@ -9,6 +9,9 @@
 # server's peak RSS.
 #   bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]   (default 6 s, 2 rounds)
 # MDADMIT_COMPARE_LOADS picks the loads (default "1 16 256 16new").
+# MDADMIT_COMPARE_MTLS=1 runs both servers with client certificates required (--client-ca-file:
+# the CA that issued their own certificate, as one cluster CA would) and the apiserver client
+# presenting one; only "api" loads then (wrk has no client certificate).
 # A baseline binary of an earlier commit:
 #   git worktree add /tmp/baseline <commit> &&
 #   cmake -S /tmp/baseline -B /tmp/baseline-build -DCMAKE_BUILD_TYPE=Release \
@@ -22,10 +25,29 @@ duration=${2:-6}
 rounds=${3:-2}
 source bench/load/prepare.sh
 require_free_ports 18443 18445
-
+loads=${MDADMIT_COMPARE_LOADS:-1 16 256 16new}
+server_mtls=()
+client_mtls=()
+curl_mtls=()
+if [[ ${MDADMIT_COMPARE_MTLS:-0} == 1 ]]; then
+    for load in $loads; do
+        if [[ $load != *api ]]; then
+            echo "MDADMIT_COMPARE_MTLS=1 takes only api loads (wrk has no client certificate): $load" >&2
+            exit 1
+        fi
+    done
+    openssl ecparam -name prime256v1 -genkey -noout -out "$work/client.key"
+    openssl req -new -key "$work/client.key" -subj "/CN=kube-apiserver" -out "$work/client.csr"
+    printf 'extendedKeyUsage=clientAuth\n' >"$work/client.ext"
+    openssl x509 -req -in "$work/client.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" \
+        -CAcreateserial -days 1 -extfile "$work/client.ext" -out "$work/client.crt" 2>/dev/null
+    server_mtls=(--client-ca-file "$work/ca.crt")
+    client_mtls=(-cert "$work/client.crt" -key "$work/client.key")
+    curl_mtls=(--cert "$work/client.crt" --key "$work/client.key")
+fi
 start() {
     "$1" --cert-file "$work/tls.crt" --key-file "$work/tls.key" --listen "127.0.0.1:$2" \
-        --health-listen off --threads "$threads" --log-level warn >/dev/null 2>&1 &
+        "${server_mtls[@]}" --health-listen off --threads "$threads" --log-level warn >/dev/null 2>&1 &
     pids+=($!)
 }
 start "$build/server/mdadmit-webhook" 18443
@@ -34,12 +56,11 @@ start "$baseline" 18445
 baseline_pid=${pids[1]}
 for port in 18443 18445; do
     for _ in $(seq 50); do
-        curl -sf --cacert "$work/ca.crt" "https://localhost:$port/healthz" >/dev/null && break
+        curl -sf --cacert "$work/ca.crt" "${curl_mtls[@]}" "https://localhost:$port/healthz" >/dev/null && break
         sleep 0.1
     done
 done
 
-loads=${MDADMIT_COMPARE_LOADS:-1 16 256 16new}
 if [[ $loads == *api* ]]; then
     (cd bench/load/apiserver-client && GOFLAGS=-mod=mod go build -o "$work/apiserver-client" .)
 fi
@@ -58,7 +79,7 @@ run_load() {
     before=$(cpu_ticks "$pid")
     if [[ $load == *api ]]; then
         out=$("$work/apiserver-client" -url "https://localhost:$port/validate" \
-            -ca "$work/ca.crt" -body "$body" -c "${load%api}" -duration "${duration}s")
+            -ca "$work/ca.crt" "${client_mtls[@]}" -body "$body" -c "${load%api}" -duration "${duration}s")
         read -r rps _ p99 requests <<<"$out"
     else
         local connections=${load%new}

@@ -69,6 +69,10 @@ rules::Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsSettings&
     SSL_CTX_set_num_tickets(native, 0);
     SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_cipher_list(native, tls12_ciphers);
+    // The chain sent is the one the certificate file holds. Without this, OpenSSL builds a
+    // chain on every handshake from the trust store, which holds the client CAs under mTLS:
+    // a verification per handshake, and the client CA sent along when it issued ours.
+    SSL_CTX_set_mode(native, SSL_MODE_NO_AUTO_CHAIN);
     SSL_CTX_set_alpn_select_cb(native, select_alpn, nullptr);
     const auto load = [&](const std::string& what, const std::string& file,
                           auto&& step) -> std::optional<std::string> {

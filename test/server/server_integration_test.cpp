@@ -461,6 +461,27 @@ TEST(TlsPolicy, ClientCertificatesAreRequiredWhenAClientCaIsSet) {
     expect_offered_sessions_not_resumed(fixture.port(), with_certificate);
 }
 
+// The server sends the chain its certificate file holds and nothing more, even when the
+// client CAs it trusts hold its own issuer: OpenSSL would otherwise build a chain from that
+// store on every handshake (a verification each time) and send the CA along.
+TEST(TlsPolicy, TheServerSendsOnlyTheChainItsCertificateFileHolds) {
+    // The client CAs are the CA that issued the server's own certificate.
+    ServerFixture fixture([](server::Config& c) {
+        c.client_ca_file = std::filesystem::path(c.cert_file).parent_path() / "ca.crt";
+    });
+    const PemPair client = fixture.ca().issue("kube-apiserver", true);
+    write_file(fixture.directory() / "client.crt", client.certificate);
+    write_file(fixture.directory() / "client.key", client.key);
+    ClientOptions options = fixture.client_options();
+    options.client_cert_file = fixture.directory() / "client.crt";
+    options.client_key_file = fixture.directory() / "client.key";
+    HttpsClient https(fixture.port(), options);
+    ASSERT_TRUE(https.connect()) << https.last_error();
+    EXPECT_EQ(https.request("GET", "/healthz").status, 200);
+    EXPECT_EQ(https.peer_common_name(), "server-1");
+    EXPECT_EQ(https.peer_chain_length(), 1);
+}
+
 TEST(OnePort, ASecondProcessOnTheSamePortIsRefusedAndTheFirstKeepsEveryConnection) {
     ServerFixture first;
     server::Config config;

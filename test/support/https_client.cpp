@@ -120,6 +120,11 @@ std::string HttpsClient::peer_common_name() {
     return name;
 }
 
+int HttpsClient::peer_chain_length() {
+    const STACK_OF(X509)* chain = SSL_get_peer_cert_chain(stream_->native_handle());
+    return chain == nullptr ? 0 : sk_X509_num(chain);
+}
+
 std::string HttpsClient::negotiated_alpn() {
     const unsigned char* protocol = nullptr;
     unsigned length = 0;

@@ -50,6 +50,8 @@ class HttpsClient {
     // Reads until the server closes or `timeout` passes; true when the server closed.
     bool server_closes_within(std::chrono::milliseconds timeout);
     std::string peer_common_name();
+    // How many certificates the server sent (its own and the chain after it).
+    int peer_chain_length();
     std::string negotiated_alpn();
     // The current connection's session (TLS 1.3 tickets arrive after the handshake: take it
     // after a response).
