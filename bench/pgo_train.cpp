@@ -71,9 +71,14 @@ int main(int argc, char** argv) {
         // The training webhook reads no cluster, even when built inside one.
         ::unsetenv("KUBERNETES_SERVICE_HOST");
         const bench::Workspace workspace("pgo-train");
+        // The InstanceTypes a cluster's webhook reads from the API: the admitted review's roles
+        // name one, so that it is admitted without a warning, as in a cluster.
+        const std::string instance_types =
+            std::string(MDADMIT_SOURCE_DIR) + "/bench/data/instance-types.yaml";
         bench::ChildProcess child(
             workspace.webhook_command(
-                webhook, {"--log-level", "warn", "--shutdown-delay", "10ms", "--threads", "2"}),
+                webhook, {"--log-level", "warn", "--shutdown-delay", "10ms", "--threads", "2",
+                          "--instance-types", instance_types}),
             std::nullopt);
         if (!bench::wait_until_ready(workspace.health_port(), std::chrono::seconds(30))) {
             throw std::runtime_error("the webhook did not become ready within 30 s");

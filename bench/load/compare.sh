@@ -47,7 +47,8 @@ if [[ ${MDADMIT_COMPARE_MTLS:-0} == 1 ]]; then
 fi
 start() {
     "$1" --cert-file "$work/tls.crt" --key-file "$work/tls.key" --listen "127.0.0.1:$2" \
-        "${server_mtls[@]}" --health-listen off --threads "$threads" --log-level warn >/dev/null 2>&1 &
+        "${server_mtls[@]}" --health-listen off --threads "$threads" \
+        --instance-types bench/data/instance-types.yaml --log-level warn >/dev/null 2>&1 &
     pids+=($!)
 }
 start "$build/server/mdadmit-webhook" 18443

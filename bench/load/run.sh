@@ -42,7 +42,7 @@ declare -A paths=([transport]=/healthz)
 
 "${server_cpu[@]}" "$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
     --listen "127.0.0.1:${ports[ours]}" --health-listen off --threads "$threads" \
-    --log-level "${MDADMIT_BENCH_LOG_LEVEL:-warn}" 2>"$work/webhook.log" &
+    --instance-types bench/data/instance-types.yaml --log-level "${MDADMIT_BENCH_LOG_LEVEL:-warn}" 2>"$work/webhook.log" &
 webhook_pid=$!
 pids+=("$webhook_pid")
 for _ in $(seq 50); do

@@ -411,6 +411,27 @@ TEST(TlsPolicy, Tls13CanBeTheMinimum) {
     EXPECT_TRUE(HttpsClient(fixture.port(), fixture.client_options()).connect());
 }
 
+// TLS 1.3 gets AES-128-GCM with SHA-256 whatever the client's order, as kube-apiserver asks
+// for it (the key schedule's hash has CPU instructions where SHA-384 has none), unless the
+// client puts ChaCha20 first (a CPU without AES instructions); AES-256 when it is all offered.
+TEST(TlsPolicy, Tls13SuiteIsAes128UnlessTheClientPutsChaChaFirst) {
+    ServerFixture fixture;
+    const auto negotiated = [&](const std::string& offered) {
+        ClientOptions options = fixture.client_options();
+        options.min_tls_version = TLS1_3_VERSION;
+        options.ciphersuites = offered;
+        HttpsClient client(fixture.port(), options);
+        EXPECT_TRUE(client.connect()) << offered << ": " << client.last_error();
+        return client.negotiated_cipher();
+    };
+    EXPECT_EQ(negotiated("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:"
+                         "TLS_AES_128_GCM_SHA256"),
+              "TLS_AES_128_GCM_SHA256");
+    EXPECT_EQ(negotiated("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"),
+              "TLS_CHACHA20_POLY1305_SHA256");
+    EXPECT_EQ(negotiated("TLS_AES_256_GCM_SHA384"), "TLS_AES_256_GCM_SHA384");
+}
+
 // A second connection offering the first one's session, in TLS 1.2 and in TLS 1.3: each is
 // answered, and none resumes.
 void expect_offered_sessions_not_resumed(unsigned short port, const ClientOptions& base) {

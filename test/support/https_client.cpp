@@ -26,6 +26,9 @@ HttpsClient::HttpsClient(unsigned short port, const ClientOptions& options)
     if (!options.cipher_list.empty()) {
         SSL_CTX_set_cipher_list(context_.native_handle(), options.cipher_list.c_str());
     }
+    if (!options.ciphersuites.empty()) {
+        SSL_CTX_set_ciphersuites(context_.native_handle(), options.ciphersuites.c_str());
+    }
     if (!options.alpn.empty()) {
         SSL_CTX_set_alpn_protos(context_.native_handle(),
                                 reinterpret_cast<const unsigned char*>(options.alpn.data()),
@@ -130,6 +133,10 @@ std::string HttpsClient::negotiated_alpn() {
     unsigned length = 0;
     SSL_get0_alpn_selected(stream_->native_handle(), &protocol, &length);
     return std::string(reinterpret_cast<const char*>(protocol), length);
+}
+
+std::string HttpsClient::negotiated_cipher() {
+    return SSL_get_cipher_name(stream_->native_handle());
 }
 
 TlsSession HttpsClient::session() {

@@ -17,8 +17,9 @@ struct ClientOptions {
     std::string client_key_file;
     int max_tls_version = 0;  // e.g. TLS1_2_VERSION; 0: library default
     int min_tls_version = 0;
-    std::string cipher_list;  // TLS 1.2 ciphers offered; empty: default
-    std::string alpn;         // wire-format protocol list; empty: none
+    std::string cipher_list;   // TLS 1.2 ciphers offered; empty: default
+    std::string ciphersuites;  // TLS 1.3 suites offered, in the client's order; empty: default
+    std::string alpn;          // wire-format protocol list; empty: none
 };
 
 struct ClientResponse {
@@ -53,6 +54,8 @@ class HttpsClient {
     // How many certificates the server sent (its own and the chain after it).
     int peer_chain_length();
     std::string negotiated_alpn();
+    // The suite the server chose, e.g. TLS_AES_128_GCM_SHA256.
+    std::string negotiated_cipher();
     // The current connection's session (TLS 1.3 tickets arrive after the handshake: take it
     // after a response).
     TlsSession session();
