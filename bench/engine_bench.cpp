@@ -212,15 +212,29 @@ const std::string& ten_roles_review() {
     return text;
 }
 
-// The typical review's object with a 3 MiB annotation, the size of the largest objects
-// etcd keeps: the cost that grows with the body.
-const std::string& three_mib_review() {
-    static const std::string text = [] {
-        boost::json::value object = review_object();
-        object.as_object()["metadata"].as_object()["annotations"] =
-            boost::json::object{{"bench/padding", std::string(3 * 1024 * 1024, 'x')}};
-        return review_of(std::move(object));
-    }();
+// The typical review's object with 3 MiB more, the size of the largest objects etcd keeps: the
+// cost that grows with the body. In an annotation (where kubectl keeps an applied object's last
+// form), the review parser reads it and builds no value for it; in the status, it is built.
+template <typename Member>
+std::string review_with_three_mib_in(Member member) {
+    boost::json::value object = review_object();
+    member(object.as_object())["bench/padding"] = std::string(3 * 1024 * 1024, 'x');
+    return review_of(std::move(object));
+}
+
+const std::string& three_mib_annotation_review() {
+    static const std::string text =
+        review_with_three_mib_in([](boost::json::object& object) -> boost::json::object& {
+            return object["metadata"].as_object()["annotations"].as_object();
+        });
+    return text;
+}
+
+const std::string& three_mib_status_review() {
+    static const std::string text =
+        review_with_three_mib_in([](boost::json::object& object) -> boost::json::object& {
+            return object["status"].as_object();
+        });
     return text;
 }
 
@@ -271,7 +285,8 @@ BENCHMARK_CAPTURE(admit, typical_4_7_kb, &review_text, nullptr);
 BENCHMARK_CAPTURE(admit, typical_on_a_cluster, &review_text, cluster_instance_types());
 BENCHMARK_CAPTURE(admit, update_on_a_cluster, &update_review, cluster_instance_types());
 BENCHMARK_CAPTURE(admit, ten_roles_100_flags, &ten_roles_review, nullptr);
-BENCHMARK_CAPTURE(admit, three_mib_object, &three_mib_review, nullptr);
+BENCHMARK_CAPTURE(admit, three_mib_annotation, &three_mib_annotation_review, nullptr);
+BENCHMARK_CAPTURE(admit, three_mib_status, &three_mib_status_review, nullptr);
 
 }  // namespace
 

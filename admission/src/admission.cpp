@@ -1,11 +1,13 @@
 #include "mdadmit/admission/admission.hpp"
 
+#include <array>
 #include <boost/json.hpp>
 #include <memory>
 
 #include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/json_input.hpp"
 #include "mdadmit/rules/limits.hpp"
+#include "review_parser.hpp"
 
 namespace mdadmit::admission {
 
@@ -17,30 +19,47 @@ constexpr std::string_view judged_group = "worker.gpustack.ai";
 constexpr std::size_t arena_bytes = 64 * 1024;
 constexpr std::string_view judged_kind = "ModelDeployment";
 
-// A body up to this size is parsed by its thread's kept parser; a larger one by json::parse.
-// A 64 KiB body holds at most 32,768 values: 512 KiB of the parser's stack at most.
+// A body up to this size is parsed by its thread's kept parser; a larger one by a parser of its
+// own. A 64 KiB body holds at most 32,768 values: 512 KiB of the parser's stack at most.
 constexpr std::size_t kept_parser_body_bytes = 64 * 1024;
+// The stack a parser of its own starts on, as Boost.JSON's json::parse gives its parser.
+constexpr std::size_t own_parser_stack_bytes = 4096;
 
-// Parses a request body into `memory`. The parser is kept per thread, as the arena is: the stack
-// of values it grows for a review of many members (ten roles of 100 flags) is kept for the next
-// review, so that parsing calls no allocator once warmed up. A larger body gets json::parse's
-// parser of its own, so that no thread keeps the stack of a 3 MiB object.
-json::value parse_body(std::string_view body, json::storage_ptr memory,
-                       boost::system::error_code& ec) {
+json::parse_options review_parse_options() {
     json::parse_options options;
     options.max_depth = rules::limits::max_json_depth;
-    if (body.size() > kept_parser_body_bytes) {
-        return json::parse(body, ec, std::move(memory), options);
-    }
-    thread_local json::parser kept(json::storage_ptr(), options);
-    // The kept parser must not hold on to this request's memory, however parsing ends.
+    return options;
+}
+
+// Parses a request body into `memory`, or says in `problem` why it is not a JSON document.
+json::value parse_with(ReviewParser& parser, std::string_view body, json::storage_ptr memory,
+                       std::string& problem) {
+    // The parser must not hold on to this request's memory, however parsing ends.
     struct Release {
-        json::parser& parser;
-        ~Release() { parser.reset(); }
-    } const release{kept};
-    kept.reset(std::move(memory));
-    kept.write(body, ec);
-    return ec ? json::value() : kept.release();
+        ReviewParser& parser;
+        ~Release() { parser.reset(json::storage_ptr()); }
+    } const release{parser};
+    parser.reset(std::move(memory));
+    boost::system::error_code ec;
+    json::value document = parser.write(body, ec);
+    if (ec) {
+        problem = parser.non_finite() ? std::string(rules::non_finite_number) : ec.message();
+    }
+    return document;
+}
+
+// The parser is kept per thread, as the arena is: the stack of values it grows for a review of
+// many members (ten roles of 100 flags) is kept for the next review, so that parsing calls no
+// allocator once warmed up. A larger body gets a parser of its own, so that no thread keeps the
+// stack of a 3 MiB object.
+json::value parse_body(std::string_view body, json::storage_ptr memory, std::string& problem) {
+    if (body.size() > kept_parser_body_bytes) {
+        std::array<unsigned char, own_parser_stack_bytes> stack;
+        ReviewParser own(review_parse_options(), stack.data(), stack.size());
+        return parse_with(own, body, std::move(memory), problem);
+    }
+    thread_local ReviewParser kept(review_parse_options());
+    return parse_with(kept, body, std::move(memory), problem);
 }
 
 std::string_view text_at(const json::object* object, std::string_view key) {
@@ -153,15 +172,10 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     // (and never touched by threads that judge nothing): no allocator calls while parsing.
     thread_local const auto arena = std::make_unique_for_overwrite<unsigned char[]>(arena_bytes);
     json::monotonic_resource resource(arena.get(), arena_bytes);
-    boost::system::error_code ec;
-    const json::value document = parse_body(body, &resource, ec);
-    if (ec) {
-        return http_error(400, "BadRequest", "request body is not valid JSON: " + ec.message());
-    }
-    if (!rules::numbers_are_finite(document)) {
-        return http_error(
-            400, "BadRequest",
-            "request body is not valid JSON: " + std::string(rules::non_finite_number));
+    std::string problem;
+    const json::value document = parse_body(body, &resource, problem);
+    if (!problem.empty()) {
+        return http_error(400, "BadRequest", "request body is not valid JSON: " + problem);
     }
     const json::object* review = document.if_object();
     const std::string_view api_version = text_at(review, "apiVersion");

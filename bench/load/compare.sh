@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A/B load benchmark: this checkout's mdadmit-webhook against another build of it (a
-# baseline), over TLS on loopback, in alternating runs so that the noise of a shared machine
-# falls on both alike. A load is a number of connections, keep-alive by default, with "new" for
-# a new connection per request driven by wrk (which offers its last TLS session), or "api" for
-# a new connection per request from a client configured as kube-apiserver's
+# baseline), over TLS on loopback, in alternating runs (which one runs first swaps every round)
+# so that the noise of a shared machine falls on both alike. A load is a number of
+# connections, keep-alive by default, with "new" for a new connection per request driven by
+# wrk (which offers its last TLS session), or "api" for a new connection per request from a
+# client configured as kube-apiserver's
 # (load/apiserver-client: Go's TLS without a session cache; needs go). Prints requests/s, p99
 # latency and the server's CPU time per request of each run, the ratios of the sums, and each
 # server's peak RSS.
@@ -103,8 +104,15 @@ printf '%-6s %7s | %10s %8s %9s | %10s %8s %9s\n' round load "this rps" "p99 ms"
 declare -A current_sum baseline_sum current_cpu baseline_cpu
 for round in $(seq "$rounds"); do
     for load in $loads; do
-        current=$(run_load 18443 "$load" "$current_pid")
-        baseline=$(run_load 18445 "$load" "$baseline_pid")
+        # Each round swaps which server runs first, so that what one run leaves behind (sockets
+        # in TIME_WAIT after new connections, a warmer cache) does not fall on one server only.
+        if ((round % 2)); then
+            current=$(run_load 18443 "$load" "$current_pid")
+            baseline=$(run_load 18445 "$load" "$baseline_pid")
+        else
+            baseline=$(run_load 18445 "$load" "$baseline_pid")
+            current=$(run_load 18443 "$load" "$current_pid")
+        fi
         read -r current_rps current_p99 current_us <<<"$current"
         read -r baseline_rps baseline_p99 baseline_us <<<"$baseline"
         current_sum[$load]=$((${current_sum[$load]:-0} + current_rps))

@@ -172,6 +172,30 @@ TEST_F(AdmissionTest, NumbersBeyondADoubleAreABadRequest) {
         << outcome.body;
 }
 
+// What kubectl and the apiserver add to an object's metadata, ahead of its other members.
+json::value with_applied_metadata(json::value object) {
+    json::object& metadata = object.at("metadata").as_object();
+    json::object applied{
+        {"annotations",
+         {{"kubectl.kubernetes.io/last-applied-configuration", json::serialize(object)}}},
+        {"managedFields",
+         json::array{{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}}}};
+    for (const auto& [key, value] : metadata) {
+        applied[key] = value;
+    }
+    metadata = std::move(applied);
+    return object;
+}
+
+TEST_F(AdmissionTest, TheObjectsAnnotationsAndManagedFieldsChangeNoAnswer) {
+    for (const json::value& object : {denied_object, warned_object}) {
+        const Outcome plain = handle(review(object));
+        const Outcome applied = handle(review(with_applied_metadata(object)));
+        EXPECT_EQ(applied.body, plain.body);
+        EXPECT_EQ(applied.name, object.at("metadata").at("name").as_string());
+    }
+}
+
 TEST_F(AdmissionTest, WhatIsCountedComesFromClosedSetsWhateverTheRequestSays) {
     const auto odd = handle(review(denied_object, "admission.k8s.io/v1", "Create\"}", "Widget"));
     EXPECT_EQ(odd.operation, "Create\"}");  // the decision log keeps what was sent
@@ -290,6 +314,13 @@ TEST_F(MutationTest, APendingPodOutlivesTheReviewsAdmittedWhileItWaits) {
                                                {Lookup::Status::found, chat, {}}, nullptr);
     EXPECT_EQ(
         json::parse(decoded_patch(json::parse(outcome.body).at("response"))).as_array().size(), 3u);
+}
+
+TEST_F(MutationTest, APodsAnnotationsAndManagedFieldsChangeNoPatch) {
+    json::value body = json::parse(pod_review("prefill", 0));
+    json::value& pod = body.at("request").at("object");
+    pod = with_applied_metadata(pod);
+    EXPECT_EQ(mutate(json::serialize(body)).body, mutate(pod_review("prefill", 0)).body);
 }
 
 TEST_F(MutationTest, NothingToChangeMeansNoPatch) {

@@ -1,5 +1,6 @@
 // AdmissionReview bytes into the admission library, on both paths: any input gets an answer
-// (an AdmissionReview or an HTTP error), never a crash, and the same answer twice.
+// (an AdmissionReview or an HTTP error), never a crash, and the same answer twice. The review
+// parser reads what Boost.JSON's own parser reads, less the members it leaves out.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,9 @@
 #include "check.hpp"
 #include "mdadmit/admission/admission.hpp"
 #include "mdadmit/rules/engine.hpp"
+#include "mdadmit/rules/json_input.hpp"
+#include "mdadmit/rules/limits.hpp"
+#include "review_parser.hpp"
 
 namespace {
 
@@ -53,11 +57,54 @@ std::string answer(const admission::Admission& admission, admission::AdmissionPa
     return outcome.body;
 }
 
+// `document` less the members the review parser leaves out, by the same names and path.
+void erase_left_out(boost::json::value& document) {
+    auto* request = document.is_object() ? document.as_object().if_contains("request") : nullptr;
+    if (request == nullptr || !request->is_object()) {
+        return;
+    }
+    for (const std::string_view name : {"object", "oldObject"}) {
+        auto* object = request->as_object().if_contains(name);
+        auto* metadata = object != nullptr && object->is_object()
+                             ? object->as_object().if_contains("metadata")
+                             : nullptr;
+        if (metadata != nullptr && metadata->is_object()) {
+            metadata->as_object().erase("annotations");
+            metadata->as_object().erase("managedFields");
+        }
+    }
+}
+
+void check_review_parser(std::string_view body) {
+    boost::json::parse_options options;
+    options.max_depth = rules::limits::max_json_depth;
+    boost::system::error_code expected_ec;
+    boost::json::value expected = boost::json::parse(body, expected_ec, {}, options);
+    const bool expected_error = expected_ec || !rules::numbers_are_finite(expected);
+
+    static admission::ReviewParser parser(options);
+    parser.reset(boost::json::storage_ptr());
+    boost::system::error_code ec;
+    const boost::json::value parsed = parser.write(body, ec);
+    if (ec) {
+        // A number beyond a double is refused where it is read, also where a later duplicate
+        // key replaces it in Boost.JSON's DOM; any other error is Boost.JSON's too.
+        FUZZ_CHECK(parser.non_finite() || expected_ec, "the review parser fails (%s) alone",
+                   ec.message().c_str());
+        return;
+    }
+    FUZZ_CHECK(!expected_error, "the review parser reads what Boost.JSON refuses");
+    erase_left_out(expected);
+    FUZZ_CHECK(parsed == expected, "the review parser read %s",
+               boost::json::serialize(parsed).c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const admission::Admission admission(engine());
     const std::string_view body(reinterpret_cast<const char*>(data), size);
+    check_review_parser(body);
     for (const auto path : {admission::AdmissionPath::validate, admission::AdmissionPath::mutate}) {
         for (const bool lookup_found : {true, false}) {
             const std::string first = answer(admission, path, body, lookup_found);

@@ -1,0 +1,244 @@
+#include "review_parser.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+// basic_parser's member definitions, for the handler below: this is the one translation unit
+// that instantiates them.
+#include <boost/json/basic_parser_impl.hpp>
+
+namespace mdadmit::admission {
+
+namespace {
+
+namespace json = boost::json;
+using boost::system::error_code;
+
+// The key that continues the path out of the container at each step of it; the last step's
+// keys name the members skipped.
+bool continues_path(std::size_t step, std::string_view key) {
+    switch (step) {
+        case 1:
+            return key == "request";
+        case 2:
+            return key == "object" || key == "oldObject";
+        case 3:
+            return key == "metadata";
+        default:
+            return key == "annotations" || key == "managedFields";
+    }
+}
+
+}  // namespace
+
+ReviewParser::ReviewParser(const json::parse_options& options)
+    : ReviewParser(options, nullptr, 0) {}
+
+ReviewParser::ReviewParser(const json::parse_options& options, unsigned char* stack,
+                           std::size_t size)
+    : parser_(options, stack, size) {}
+
+void ReviewParser::reset(json::storage_ptr memory) {
+    parser_.reset();
+    parser_.handler().values.reset(std::move(memory));
+    parser_.handler().begin_document();
+}
+
+json::value ReviewParser::write(std::string_view body, error_code& ec) {
+    const std::size_t taken = parser_.write_some(false, body.data(), body.size(), ec);
+    if (!ec && taken < body.size()) {
+        ec = json::error::extra_data;
+    }
+    return ec ? json::value() : parser_.handler().values.release();
+}
+
+void ReviewParser::Handler::begin_document() {
+    depth = 0;
+    path_open = 0;
+    next_on_path = true;  // the root is the path's first container
+    skip_depth = 0;
+    skipping = false;
+    skipped_members = 0;
+    non_finite = false;
+    key_size = 0;
+}
+
+bool ReviewParser::Handler::on_document_begin(error_code&) {
+    begin_document();
+    return true;
+}
+
+// A key given in parts is held back while it may name a member on the path; once it is longer
+// than any such name, what was held and the parts that follow go to the value stack.
+void ReviewParser::Handler::take_key(std::string_view part) {
+    if (skipping) {
+        return;
+    }
+    const bool held = key_size <= longest_key;
+    if (held && depth == path_open && key_size + part.size() <= longest_key) {
+        std::copy(part.begin(), part.end(), key + key_size);
+        key_size += part.size();
+        return;
+    }
+    if (held && key_size > 0) {
+        values.push_chars({key, key_size});
+    }
+    key_size = longest_key + 1;
+    values.push_chars(part);
+}
+
+bool ReviewParser::Handler::on_key_part(json::string_view s, std::size_t, error_code&) {
+    take_key(s);
+    return true;
+}
+
+bool ReviewParser::Handler::on_key(json::string_view s, std::size_t, error_code&) {
+    const std::size_t held = std::exchange(key_size, 0);
+    if (skipping) {
+        return true;
+    }
+    bool matches = false;
+    if (depth == path_open && path_open > 0) {
+        if (held == 0) {
+            matches = continues_path(path_open, s);
+        } else if (held + s.size() <= longest_key) {
+            std::array<char, longest_key> whole;
+            std::copy_n(key, held, whole.begin());
+            std::copy(s.begin(), s.end(), whole.begin() + static_cast<std::ptrdiff_t>(held));
+            matches = continues_path(path_open, {whole.data(), held + s.size()});
+        }
+    }
+    if (matches && path_open == path_length) {
+        skipping = true;
+        skip_depth = 0;
+        ++skipped_members;
+        return true;
+    }
+    next_on_path = matches;
+    if (held > 0 && held <= longest_key) {
+        values.push_chars({key, held});
+    }
+    values.push_key(s);
+    return true;
+}
+
+bool ReviewParser::Handler::begin_container(bool is_object) {
+    if (skipping) {
+        ++skip_depth;
+        return true;
+    }
+    ++depth;
+    if (is_object && next_on_path && depth == path_open + 1) {
+        ++path_open;
+    }
+    next_on_path = false;
+    return true;
+}
+
+// Whether the container that ends now was part of the document (and not of a skipped value).
+bool ReviewParser::Handler::end_container() {
+    if (skipping) {
+        if (--skip_depth == 0) {
+            skipping = false;
+        }
+        return false;
+    }
+    if (depth == path_open) {
+        --path_open;
+    }
+    --depth;
+    return true;
+}
+
+// Whether a scalar is in a skipped value, ending the skip when it is the whole value.
+bool ReviewParser::Handler::skip_scalar() {
+    if (!skipping) {
+        next_on_path = false;
+        return false;
+    }
+    if (skip_depth == 0) {
+        skipping = false;
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_object_begin(error_code&) {
+    return begin_container(true);
+}
+
+bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
+    // The metadata object on the path ends: its skipped members are not on the value stack.
+    const bool path_metadata = !skipping && depth == path_length && path_open == path_length;
+    if (end_container()) {
+        values.push_object(path_metadata ? n - std::exchange(skipped_members, 0) : n);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_array_begin(error_code&) {
+    return begin_container(false);
+}
+
+bool ReviewParser::Handler::on_array_end(std::size_t n, error_code&) {
+    if (end_container()) {
+        values.push_array(n);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, error_code&) {
+    if (!skipping) {
+        values.push_chars(s);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_string(json::string_view s, std::size_t, error_code&) {
+    if (!skip_scalar()) {
+        values.push_string(s);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_int64(std::int64_t i, json::string_view, error_code&) {
+    if (!skip_scalar()) {
+        values.push_int64(i);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_uint64(std::uint64_t u, json::string_view, error_code&) {
+    if (!skip_scalar()) {
+        values.push_uint64(u);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_double(double d, json::string_view, error_code& ec) {
+    if (!std::isfinite(d)) {
+        non_finite = true;
+        ec = json::error::exponent_overflow;
+        return false;
+    }
+    if (!skip_scalar()) {
+        values.push_double(d);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_bool(bool b, error_code&) {
+    if (!skip_scalar()) {
+        values.push_bool(b);
+    }
+    return true;
+}
+
+bool ReviewParser::Handler::on_null(error_code&) {
+    if (!skip_scalar()) {
+        values.push_null();
+    }
+    return true;
+}
+
+}  // namespace mdadmit::admission

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <boost/json/basic_parser.hpp>
+#include <boost/json/value_stack.hpp>
+#include <cstddef>
+#include <string_view>
+
+namespace mdadmit::admission {
+
+// Reads an AdmissionReview into a DOM, leaving out what no verdict reads: the `annotations` and
+// `managedFields` of `request.object.metadata` and `request.oldObject.metadata`. An object
+// applied with kubectl carries its whole last applied form as an annotation, and the apiserver
+// adds a managedFields entry per field manager: often most of a review's bytes. Their JSON is
+// still read and checked, only no values are built for it. A number beyond a double (1e999) is
+// refused where it is read, skipped parts included, instead of in a walk over the DOM.
+//
+// A parser is reused from one body to the next (reset(), then write()), so that the stack of
+// values it grows for a large review is kept.
+class ReviewParser {
+  public:
+    explicit ReviewParser(const boost::json::parse_options& options);
+    // A parser whose stack of values starts in `stack` (`size` bytes, outliving the parser).
+    ReviewParser(const boost::json::parse_options& options, unsigned char* stack, std::size_t size);
+
+    // Starts a document whose values are allocated from `memory`.
+    void reset(boost::json::storage_ptr memory);
+
+    // Parses `body` as one whole document. On failure `ec` is set and `non_finite()` tells a
+    // number beyond a double from malformed JSON.
+    boost::json::value write(std::string_view body, boost::system::error_code& ec);
+
+    bool non_finite() const { return parser_.handler().non_finite; }
+
+  private:
+    // Builds values as Boost.JSON's own parser does, except for the members skipped.
+    struct Handler {
+        static constexpr std::size_t max_object_size = boost::json::object::max_size();
+        static constexpr std::size_t max_array_size = boost::json::array::max_size();
+        static constexpr std::size_t max_key_size = boost::json::string::max_size();
+        static constexpr std::size_t max_string_size = boost::json::string::max_size();
+
+        // The containers from the document's root towards a skipped member: the root, request,
+        // object or oldObject, metadata.
+        static constexpr std::size_t path_length = 4;
+        // The longest key on that path, "managedFields"; a longer key matches none.
+        static constexpr std::size_t longest_key = 13;
+
+        Handler(unsigned char* stack, std::size_t size) : values({}, stack, size) {}
+
+        boost::json::value_stack values;
+        std::size_t depth = 0;            // containers open
+        std::size_t path_open = 0;        // of them, those on the path (always the outermost)
+        bool next_on_path = false;        // the value about to begin continues the path
+        std::size_t skip_depth = 0;       // containers open inside a skipped value
+        bool skipping = false;            // inside a skipped value
+        std::size_t skipped_members = 0;  // skipped in the metadata object open now
+        bool non_finite = false;
+        char key[longest_key];     // a key given in parts, while it may still match
+        std::size_t key_size = 0;  // its bytes so far; beyond longest_key it matches none
+
+        void begin_document();
+        void take_key(std::string_view key_text);
+        bool begin_container(bool is_object);
+        bool end_container();
+        bool skip_scalar();
+
+        bool on_document_begin(boost::system::error_code&);
+        bool on_document_end(boost::system::error_code&) { return true; }
+        bool on_object_begin(boost::system::error_code&);
+        bool on_object_end(std::size_t n, boost::system::error_code&);
+        bool on_array_begin(boost::system::error_code&);
+        bool on_array_end(std::size_t n, boost::system::error_code&);
+        bool on_key_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        bool on_key(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        bool on_string_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        bool on_string(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
+        bool on_int64(std::int64_t i, boost::json::string_view, boost::system::error_code&);
+        bool on_uint64(std::uint64_t u, boost::json::string_view, boost::system::error_code&);
+        bool on_double(double d, boost::json::string_view, boost::system::error_code& ec);
+        bool on_bool(bool b, boost::system::error_code&);
+        bool on_null(boost::system::error_code&);
+        bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
+        bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
+    };
+
+    boost::json::basic_parser<Handler> parser_;
+};
+
+}  // namespace mdadmit::admission

@@ -1,0 +1,118 @@
+// The review parser: the DOM of a review, less the object's annotations and managedFields.
+#include "review_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+namespace mdadmit::test {
+namespace {
+
+namespace json = boost::json;
+using admission::ReviewParser;
+
+json::parse_options options_with_depth(std::size_t depth) {
+    json::parse_options options;
+    options.max_depth = depth;
+    return options;
+}
+
+class ReviewParserTest : public testing::Test {
+  protected:
+    // The parsed document, or the error's message.
+    json::value parsed(std::string_view body) {
+        parser.reset(json::storage_ptr());
+        boost::system::error_code ec;
+        json::value document = parser.write(body, ec);
+        error = ec ? ec.message() : "";
+        return document;
+    }
+
+    ReviewParser parser{options_with_depth(32)};
+    std::string error;
+};
+
+TEST_F(ReviewParserTest, LeavesOutTheObjectsAnnotationsAndManagedFields) {
+    const json::value document = parsed(R"({"kind": "AdmissionReview", "request": {
+        "uid": "u",
+        "object": {"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{\"spec\":{}}"},
+                                "name": "a",
+                                "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+                                "labels": {"app": "x"}},
+                   "spec": {"size": 2}},
+        "oldObject": {"metadata": {"name": "a", "managedFields": [], "annotations": {}}}}})");
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(document, json::parse(R"({"kind": "AdmissionReview", "request": {
+        "uid": "u",
+        "object": {"metadata": {"name": "a", "labels": {"app": "x"}}, "spec": {"size": 2}},
+        "oldObject": {"metadata": {"name": "a"}}}})"));
+}
+
+TEST_F(ReviewParserTest, KeepsTheSameNamesEverywhereElse) {
+    const std::string body = R"([{"request": {"object": {"metadata": {"annotations": {}}}}}])";
+    EXPECT_EQ(parsed(body), json::parse(body));
+    const std::string elsewhere = R"({
+        "metadata": {"annotations": {"a": "b"}},
+        "request": {"annotations": 1, "metadata": {"managedFields": []},
+                    "kind": {"object": {"metadata": {"annotations": {}}}},
+                    "object": {"spec": {"metadata": {"annotations": {}}}, "annotations": {},
+                               "metadata": {"labels": {"managedFields": "x"}}},
+                    "oldObject": [{"metadata": {"annotations": {}}}],
+                    "options": {"metadata": {"managedFields": []}}}})";
+    EXPECT_EQ(parsed(elsewhere), json::parse(elsewhere));
+}
+
+TEST_F(ReviewParserTest, AKeyIsTheNameItsEscapesSpell) {
+    const json::value document = parsed(
+        R"({"request": {"\u006fbject": {"metadata": {"annot\u0061tions": {}, "n\u0061me": "a"}}}})");
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(document, json::parse(R"({"request": {"object": {"metadata": {"name": "a"}}}})"));
+}
+
+TEST_F(ReviewParserTest, ALeftOutMemberIsStillReadAsJson) {
+    parsed(R"({"request": {"object": {"metadata": {"annotations": {"a": tru}}}}})");
+    EXPECT_NE(error, "");
+    EXPECT_FALSE(parser.non_finite());
+
+    parsed(R"({"request": {"object": {"metadata": {"managedFields": [{"time": 1e999}]}}}})");
+    EXPECT_NE(error, "");
+    EXPECT_TRUE(parser.non_finite());
+}
+
+TEST_F(ReviewParserTest, ANumberBeyondADoubleIsRefusedAndNamedSo) {
+    parsed(R"({"request": {"object": {"spec": {"size": -1e400}}}})");
+    EXPECT_NE(error, "");
+    EXPECT_TRUE(parser.non_finite());
+
+    parsed(R"({"request": {"object": {"spec": {"size": 1e300}}}})");
+    EXPECT_EQ(error, "");
+    EXPECT_FALSE(parser.non_finite());
+}
+
+TEST_F(ReviewParserTest, EachDocumentIsReadAfreshWhereverTheLastOneStopped) {
+    // The first stops inside a left-out member, three containers deep.
+    parsed(R"({"request": {"object": {"metadata": {"managedFields": [{"a": [{"b": )");
+    EXPECT_NE(error, "");
+    const std::string body = R"({"request": {"object": {"metadata": {"name": "a"}}}})";
+    EXPECT_EQ(parsed(body), json::parse(body));
+    EXPECT_EQ(error, "");
+}
+
+TEST_F(ReviewParserTest, TrailingBytesAndTooDeepNestingAreErrors) {
+    parsed(R"({"request": {}} {})");
+    EXPECT_NE(error, "");
+    EXPECT_FALSE(parser.non_finite());
+
+    const std::string deep = std::string(33, '[') + std::string(33, ']');
+    parsed(deep);
+    EXPECT_NE(error, "");
+    const std::string deep_in_left_out =
+        R"({"request": {"object": {"metadata": {"managedFields": )" + std::string(29, '[') +
+        std::string(29, ']') + "}}}}";
+    parsed(deep_in_left_out);
+    EXPECT_NE(error, "");
+}
+
+}  // namespace
+}  // namespace mdadmit::test
