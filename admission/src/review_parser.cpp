@@ -93,7 +93,7 @@ bool ReviewParser::Handler::on_key_part(json::string_view s, std::size_t, error_
     return true;
 }
 
-bool ReviewParser::Handler::on_key(json::string_view s, std::size_t, error_code&) {
+bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, error_code&) {
     const std::size_t held = std::exchange(key_size, 0);
     if (skipping) {
         return true;

@@ -71,7 +71,16 @@ class ReviewParser {
         bool on_array_begin(boost::system::error_code&);
         bool on_array_end(std::size_t n, boost::system::error_code&);
         bool on_key_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
-        bool on_key(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        // Most keys are in no container on the path: pushed at once.
+        bool on_key(boost::json::string_view s, std::size_t n, boost::system::error_code& ec) {
+            if (key_size == 0 && !skipping && depth != path_open) {
+                values.push_key(s);
+                return true;
+            }
+            return on_key_near_path(s, n, ec);
+        }
+        bool on_key_near_path(boost::json::string_view s, std::size_t n,
+                              boost::system::error_code&);
         bool on_string_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
         bool on_string(boost::json::string_view s, std::size_t n, boost::system::error_code&);
         bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
