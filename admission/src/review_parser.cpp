@@ -64,11 +64,6 @@ void ReviewParser::Handler::begin_document() {
     key_size = 0;
 }
 
-bool ReviewParser::Handler::on_document_begin(error_code&) {
-    begin_document();
-    return true;
-}
-
 // A key given in parts is held back while it may name a member on the path; once it is longer
 // than any such name, what was held and the parts that follow go to the value stack.
 void ReviewParser::Handler::take_key(std::string_view part) {
@@ -99,7 +94,7 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
         return true;
     }
     bool matches = false;
-    if (depth == path_open && path_open > 0) {
+    if (depth == path_open) {
         if (held == 0) {
             matches = continues_path(path_open, s);
         } else if (held + s.size() <= longest_key) {
@@ -151,13 +146,14 @@ bool ReviewParser::Handler::end_container() {
     return true;
 }
 
-// Whether a scalar is in a skipped value, ending the skip when it is the whole value.
-bool ReviewParser::Handler::skip_scalar() {
+// Pushes a scalar with `push`, unless it is in a skipped value; a scalar that is the whole
+// skipped value ends the skip.
+template <typename Push>
+bool ReviewParser::Handler::scalar(Push push) {
     if (!skipping) {
         next_on_path = false;
-        return false;
-    }
-    if (skip_depth == 0) {
+        push();
+    } else if (skip_depth == 0) {
         skipping = false;
     }
     return true;
@@ -195,24 +191,15 @@ bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, err
 }
 
 bool ReviewParser::Handler::on_string(json::string_view s, std::size_t, error_code&) {
-    if (!skip_scalar()) {
-        values.push_string(s);
-    }
-    return true;
+    return scalar([&] { values.push_string(s); });
 }
 
 bool ReviewParser::Handler::on_int64(std::int64_t i, json::string_view, error_code&) {
-    if (!skip_scalar()) {
-        values.push_int64(i);
-    }
-    return true;
+    return scalar([&] { values.push_int64(i); });
 }
 
 bool ReviewParser::Handler::on_uint64(std::uint64_t u, json::string_view, error_code&) {
-    if (!skip_scalar()) {
-        values.push_uint64(u);
-    }
-    return true;
+    return scalar([&] { values.push_uint64(u); });
 }
 
 bool ReviewParser::Handler::on_double(double d, json::string_view, error_code& ec) {
@@ -221,24 +208,15 @@ bool ReviewParser::Handler::on_double(double d, json::string_view, error_code& e
         ec = json::error::exponent_overflow;
         return false;
     }
-    if (!skip_scalar()) {
-        values.push_double(d);
-    }
-    return true;
+    return scalar([&] { values.push_double(d); });
 }
 
 bool ReviewParser::Handler::on_bool(bool b, error_code&) {
-    if (!skip_scalar()) {
-        values.push_bool(b);
-    }
-    return true;
+    return scalar([&] { values.push_bool(b); });
 }
 
 bool ReviewParser::Handler::on_null(error_code&) {
-    if (!skip_scalar()) {
-        values.push_null();
-    }
-    return true;
+    return scalar([&] { values.push_null(); });
 }
 
 }  // namespace mdadmit::admission

@@ -62,9 +62,11 @@ class ReviewParser {
         void take_key(std::string_view key_text);
         bool begin_container(bool is_object);
         bool end_container();
-        bool skip_scalar();
+        template <typename Push>
+        bool scalar(Push push);
 
-        bool on_document_begin(boost::system::error_code&);
+        // reset() has begun the document.
+        bool on_document_begin(boost::system::error_code&) { return true; }
         bool on_document_end(boost::system::error_code&) { return true; }
         bool on_object_begin(boost::system::error_code&);
         bool on_object_end(std::size_t n, boost::system::error_code&);
