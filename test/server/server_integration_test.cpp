@@ -10,8 +10,10 @@
 #include <boost/asio/connect.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "server_fixture.hpp"
 
@@ -165,6 +167,43 @@ TEST(ServerOverTls, PipelinedRequestsAreAnsweredInOrderAMalformedOneIsRefusedAnd
     cut.close_write();
     EXPECT_TRUE(cut.server_closes_within(std::chrono::seconds(2)));
     EXPECT_EQ(client.request("GET", "/healthz").status, 200);
+}
+
+// Requests arriving together on several connections of one thread are all judged before their
+// answers are written: each connection still gets its own answers, in order, and every
+// connection stays open for more.
+TEST(ServerOverTls, RequestsArrivingTogetherOnSeveralConnectionsEachGetTheirOwnAnswers) {
+    ServerFixture fixture;
+    const auto post = [](const std::string& body) {
+        return "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    std::vector<std::unique_ptr<HttpsClient>> clients;
+    for (int c = 0; c < 6; ++c) {
+        clients.push_back(std::make_unique<HttpsClient>(fixture.port(), fixture.client_options()));
+        ASSERT_TRUE(clients.back()->connect()) << clients.back()->last_error();
+    }
+    const auto uid = [](int c, int r) { return "c" + std::to_string(c) + "r" + std::to_string(r); };
+    for (int round = 0; round < 3; ++round) {
+        for (int c = 0; c < 6; ++c) {
+            const bool deny = c % 2 == 1;
+            const std::string object = deny ? denied_object : admitted_object;
+            clients[c]->write_raw(post(validate_review(object, uid(c, 2 * round))) +
+                                  post(validate_review(object, uid(c, 2 * round + 1))));
+        }
+        for (int c = 0; c < 6; ++c) {
+            for (int r = 2 * round; r < 2 * round + 2; ++r) {
+                const auto response = clients[c]->read_response();
+                ASSERT_EQ(response.status, 200) << clients[c]->last_error();
+                EXPECT_TRUE(response.keep_alive);
+                const json::value answer = json::parse(response.body).at("response");
+                EXPECT_EQ(answer.at("uid"), uid(c, r).c_str());
+                EXPECT_EQ(answer.at("allowed"), c % 2 == 0);
+            }
+        }
+    }
+    EXPECT_TRUE(fixture.wait_for_metric("mdadmit_open_connections 6\n"));
 }
 
 // A request's header fields live in 2 KiB of the connection's own memory, and on the heap past
