@@ -165,22 +165,6 @@ asio::awaitable<void> write_and_close(Stream& stream, SessionEnvironment& env, i
     }
 }
 
-// Requests on several connections that one wait of the event loop found ready are all read
-// and judged before the first of their answers is written: the answer goes to the back of the
-// thread's queue, behind the other requests' handlers. The answers then leave together and
-// wake a client waiting on them once, not once each; on a loaded machine each such wake-up
-// costs the writer several microseconds of system time (bench/RESULTS.md, fourteenth run).
-// A thread with one connection has nothing to gather and writes at once, and so does an
-// answer that closes its connection: what follows it is the client's next handshake, whose
-// cost no gathering changes, and a post would only add a turn of the event loop.
-template <typename Stream>
-asio::awaitable<void> let_requests_that_arrived_together_go_first(Stream& stream,
-                                                                  const SessionRegistry& registry) {
-    if (registry.size() > 1) {
-        co_await asio::post(stream.get_executor(), asio::use_awaitable);
-    }
-}
-
 // A request's target and header fields take their memory from the connection's coroutine
 // frame, and from the heap only past `header_memory` bytes (up to the header limit); it is all
 // given back when the request is answered.
@@ -269,8 +253,16 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
         write_response({response.status, response.content_type, response.allow, request.version(),
                         keep_alive, request.method() == http::verb::head},
                        response.body, wire);
-        if (keep_alive) {
-            co_await let_requests_that_arrived_together_go_first(stream, env.registry);
+        // Requests on several connections that one wait of the event loop found ready are all
+        // read and judged before the first of their answers is written: the answer goes to the
+        // back of the thread's queue, behind the other requests' handlers. The answers then
+        // leave together and wake a client waiting on them once, not once each; on a loaded
+        // machine each such wake-up costs the writer several microseconds of system time
+        // (bench/RESULTS.md, fourteenth run). A thread with one connection has nothing to
+        // gather and writes at once, and so does an answer that closes its connection: what
+        // follows it is the client's next handshake, whose cost no gathering changes.
+        if (keep_alive && env.registry.size() > 1) {
+            co_await asio::post(stream.get_executor(), asio::use_awaitable);
         }
         const beast::error_code write_ec = co_await write_all(stream, wire, env.timeouts.write);
         if (response.is_admission) {
