@@ -217,6 +217,7 @@ class TlsStream {
             return result;
         }
         bool empty() const { return false; }
+        bool waits_first(const State&) const { return false; }
     };
     struct Read {
         boost::asio::mutable_buffer buffer;
@@ -224,6 +225,15 @@ class TlsStream {
             return SSL_read_ex(state.ssl, buffer.data(), buffer.size(), &bytes);
         }
         bool empty() const { return buffer.size() == 0; }
+        // Nothing to decrypt, in OpenSSL or in the inbox, and nothing of OpenSSL's waiting to
+        // be written: the read can only wait for the socket. Asked anyway, OpenSSL would
+        // allocate its 16 KB read buffer and release it again (SSL_MODE_RELEASE_BUFFERS), each
+        // time a keep-alive connection waits for its next request.
+        bool waits_first(const State& state) const {
+            return !empty() && !state.closed && state.inbox.unread() == 0 &&
+                   !state.inbox.finished() && SSL_has_pending(state.ssl) == 0 &&
+                   SSL_want_write(state.ssl) == 0;
+        }
     };
     struct Write {
         boost::asio::const_buffer buffer;
@@ -235,6 +245,7 @@ class TlsStream {
                                   : SSL_write_ex(state.ssl, joined.data(), joined.size(), &bytes);
         }
         bool empty() const { return buffer.size() == 0; }
+        bool waits_first(const State&) const { return false; }
     };
 
     // Calls the step until OpenSSL stops asking for the socket, waiting for it in between.
@@ -258,7 +269,9 @@ class TlsStream {
                 self.complete(ec, 0);
                 return;
             }
-            const Attempt attempt = try_step(*state, step);
+            const Attempt attempt = step.waits_first(*state)
+                                        ? Attempt{boost::asio::socket_base::wait_read, {}, 0}
+                                        : try_step(*state, step);
             if (!attempt.wait) {
                 finish(self, initiating, attempt.ec, attempt.bytes);
                 return;
