@@ -253,7 +253,9 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                                  started};
         // Only a Pod on /mutate may wait (for its ModelDeployment): every other answer is made
         // here, without a coroutine frame of its own (1.7 KB in a release build: past the
-        // 1,020 bytes Asio recycles, so allocated for every request).
+        // 1,020 bytes Asio recycles, so allocated for every request). The co_await stays in a
+        // statement of its own: written inside a conditional expression, the webhook built
+        // by GCC 12 aborted under load (munmap_chunk(): invalid pointer).
         RouteResult routed = env.routes.handle(http_request, std::move(spare_response));
         if (auto* pending = std::get_if<PendingResponse>(&routed)) {
             routed = co_await complete_pending(env, std::move(*pending));
