@@ -15,21 +15,6 @@ namespace {
 namespace json = boost::json;
 using boost::system::error_code;
 
-// The key that continues the path out of the container at each step of it; the last step's
-// keys name the members skipped.
-bool continues_path(std::size_t step, std::string_view key) {
-    switch (step) {
-        case 1:
-            return key == "request";
-        case 2:
-            return key == "object" || key == "oldObject";
-        case 3:
-            return key == "metadata";
-        default:
-            return key == "annotations" || key == "managedFields";
-    }
-}
-
 }  // namespace
 
 ReviewParser::ReviewParser(const json::parse_options& options)
@@ -45,6 +30,34 @@ void ReviewParser::reset(json::storage_ptr memory) {
     parser_.handler().begin_document();
 }
 
+ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_view key) {
+    switch (step) {
+        case Step::root:
+            return key == "request" ? Step::request : Step::none;
+        case Step::request:
+            if (key == "object" || key == "oldObject") {
+                return Step::object;
+            }
+            if (key == "userInfo") {
+                return Step::user_info;
+            }
+            return key == "resource" || key == "requestKind" || key == "requestResource" ||
+                           key == "options"
+                       ? Step::skipped
+                       : Step::none;
+        case Step::object:
+            return key == "metadata" ? Step::metadata : Step::none;
+        case Step::metadata:
+            return key == "annotations" || key == "managedFields" ? Step::skipped : Step::none;
+        case Step::user_info:
+            return key == "uid" || key == "groups" || key == "extra" ? Step::skipped : Step::none;
+        case Step::none:
+        case Step::skipped:
+            break;
+    }
+    return Step::none;
+}
+
 json::value ReviewParser::write(std::string_view body, error_code& ec) {
     const std::size_t taken = parser_.write_some(false, body.data(), body.size(), ec);
     if (!ec && taken < body.size()) {
@@ -56,15 +69,14 @@ json::value ReviewParser::write(std::string_view body, error_code& ec) {
 void ReviewParser::Handler::begin_document() {
     depth = 0;
     path_open = 0;
-    next_on_path = true;  // the root is the path's first container
+    next = Step::root;
     skip_depth = 0;
     skipping = false;
-    skipped_members = 0;
     non_finite = false;
     key_size = 0;
 }
 
-// A key given in parts is held back while it may name a member on the path; once it is longer
+// A key given in parts is held back while it may name a step or a skipped member; once it is longer
 // than any such name, what was held and the parts that follow go to the value stack.
 void ReviewParser::Handler::take_key(std::string_view part) {
     if (skipping) {
@@ -93,24 +105,25 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
     if (skipping) {
         return true;
     }
-    bool matches = false;
-    if (depth == path_open) {
+    Step leads = Step::none;
+    if (depth == path_open) {  // a member of the innermost step
+        const Step from = steps[path_open - 1];
         if (held == 0) {
-            matches = continues_path(path_open, s);
+            leads = after(from, s);
         } else if (held + s.size() <= longest_key) {
             std::array<char, longest_key> whole;
             std::copy_n(key, held, whole.begin());
             std::copy(s.begin(), s.end(), whole.begin() + static_cast<std::ptrdiff_t>(held));
-            matches = continues_path(path_open, {whole.data(), held + s.size()});
+            leads = after(from, {whole.data(), held + s.size()});
         }
     }
-    if (matches && path_open == path_length) {
+    if (leads == Step::skipped) {
         skipping = true;
         skip_depth = 0;
-        ++skipped_members;
+        ++skipped_members[depth];
         return true;
     }
-    next_on_path = matches;
+    next = leads;
     if (held > 0 && held <= longest_key) {
         values.push_chars({key, held});
     }
@@ -124,10 +137,11 @@ bool ReviewParser::Handler::begin_container(bool is_object) {
         return true;
     }
     ++depth;
-    if (is_object && next_on_path && depth == path_open + 1) {
-        ++path_open;
+    if (is_object && next != Step::none && depth == path_open + 1) {
+        steps[path_open++] = next;
+        skipped_members[depth] = 0;
     }
-    next_on_path = false;
+    next = Step::none;
     return true;
 }
 
@@ -151,7 +165,7 @@ bool ReviewParser::Handler::end_container() {
 template <typename Push>
 bool ReviewParser::Handler::scalar(Push push) {
     if (!skipping) {
-        next_on_path = false;
+        next = Step::none;
         push();
     } else if (skip_depth == 0) {
         skipping = false;
@@ -164,10 +178,10 @@ bool ReviewParser::Handler::on_object_begin(error_code&) {
 }
 
 bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
-    // The metadata object on the path ends: its skipped members are not on the value stack.
-    const bool path_metadata = !skipping && depth == path_length && path_open == path_length;
+    // A step ends: its skipped members are not on the value stack.
+    const std::size_t skipped = !skipping && depth == path_open ? skipped_members[depth] : 0;
     if (end_container()) {
-        values.push_object(path_metadata ? n - std::exchange(skipped_members, 0) : n);
+        values.push_object(n - skipped);
     }
     return true;
 }

@@ -8,9 +8,12 @@
 namespace mdadmit::admission {
 
 // Reads an AdmissionReview into a DOM, leaving out what no verdict reads: the `annotations` and
-// `managedFields` of `request.object.metadata` and `request.oldObject.metadata`. An object
-// applied with kubectl carries its whole last applied form as an annotation, and the apiserver
-// adds a managedFields entry per field manager: often most of a review's bytes. Their JSON is
+// `managedFields` of `request.object.metadata` and `request.oldObject.metadata`, and the
+// envelope's descriptions of the request that admission never reads (`request.resource`,
+// `requestKind`, `requestResource`, `options`, and `request.userInfo`'s `uid`, `groups` and
+// `extra`). An object applied with kubectl carries its whole last applied form as an
+// annotation, and the apiserver adds a managedFields entry per field manager: often most of a
+// review's bytes; the envelope's parts are a tenth of a typical review's values. Their JSON is
 // still read and checked, only no values are built for it. A number beyond a double (1e999) is
 // refused where it is read, skipped parts included, instead of in a walk over the DOM.
 //
@@ -39,21 +42,34 @@ class ReviewParser {
         static constexpr std::size_t max_key_size = boost::json::string::max_size();
         static constexpr std::size_t max_string_size = boost::json::string::max_size();
 
-        // The containers from the document's root towards a skipped member: the root, request,
-        // object or oldObject, metadata.
+        // The objects on the way from the document's root to a skipped member are steps; a
+        // member of a step is nothing of note (none), skipped, or the next step.
+        enum class Step : unsigned char {
+            none,
+            skipped,
+            root,
+            request,
+            object,  // request.object or request.oldObject
+            metadata,
+            user_info
+        };
+        static Step after(Step step, std::string_view key);
+        // The most steps open at once: the root, request, object or oldObject, metadata.
         static constexpr std::size_t path_length = 4;
-        // The longest key on that path, "managedFields"; a longer key matches none.
-        static constexpr std::size_t longest_key = 13;
+        // The longest key any step reads, "requestResource"; a longer key matches none.
+        static constexpr std::size_t longest_key = 15;
 
         Handler(unsigned char* stack, std::size_t size) : values({}, stack, size) {}
 
         boost::json::value_stack values;
-        std::size_t depth = 0;            // containers open
-        std::size_t path_open = 0;        // of them, those on the path (always the outermost)
-        bool next_on_path = false;        // the value about to begin continues the path
-        std::size_t skip_depth = 0;       // containers open inside a skipped value
-        bool skipping = false;            // inside a skipped value
-        std::size_t skipped_members = 0;  // skipped in the metadata object open now
+        std::size_t depth = 0;       // containers open
+        std::size_t path_open = 0;   // of them, the steps (always the outermost)
+        Step steps[path_length];     // the steps open, from the root
+        Step next = Step::none;      // the step the value about to begin is, if it is an object
+        std::size_t skip_depth = 0;  // containers open inside a skipped value
+        bool skipping = false;       // inside a skipped value
+        // The members skipped so far in each step open, by its depth (the root's is 1).
+        std::size_t skipped_members[path_length + 1];
         bool non_finite = false;
         char key[longest_key];     // a key given in parts, while it may still match
         std::size_t key_size = 0;  // its bytes so far; beyond longest_key it matches none

@@ -1,4 +1,5 @@
-// The review parser: the DOM of a review, less the object's annotations and managedFields.
+// The review parser: the DOM of a review, less the object's annotations and managedFields and
+// the parts of the envelope admission does not read.
 #include "review_parser.hpp"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,31 @@ TEST_F(ReviewParserTest, LeavesOutTheObjectsAnnotationsAndManagedFields) {
         "oldObject": {"metadata": {"name": "a"}}}})"));
 }
 
+TEST_F(ReviewParserTest, LeavesOutWhatDescribesTheRequestBesidesItsKindAndUser) {
+    const json::value document = parsed(R"({"kind": "AdmissionReview", "request": {
+        "uid": "u",
+        "kind": {"group": "worker.gpustack.ai", "version": "v1", "kind": "ModelDeployment"},
+        "resource": {"group": "worker.gpustack.ai", "version": "v1", "resource": "modeldeployments"},
+        "requestKind": {"group": "worker.gpustack.ai", "version": "v1", "kind": "ModelDeployment"},
+        "requestResource": {"group": "worker.gpustack.ai", "version": "v1", "resource": "modeldeployments"},
+        "operation": "CREATE",
+        "userInfo": {"username": "alice", "uid": "1001", "groups": ["system:authenticated"],
+                     "extra": {"scopes": ["a"]}},
+        "object": {"metadata": {"name": "a"}},
+        "oldObject": null,
+        "dryRun": false,
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}}})");
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(document, json::parse(R"({"kind": "AdmissionReview", "request": {
+        "uid": "u",
+        "kind": {"group": "worker.gpustack.ai", "version": "v1", "kind": "ModelDeployment"},
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": {"metadata": {"name": "a"}},
+        "oldObject": null,
+        "dryRun": false}})"));
+}
+
 TEST_F(ReviewParserTest, KeepsTheSameNamesEverywhereElse) {
     const std::string body = R"([{"request": {"object": {"metadata": {"annotations": {}}}}}])";
     EXPECT_EQ(parsed(body), json::parse(body));
@@ -59,15 +85,19 @@ TEST_F(ReviewParserTest, KeepsTheSameNamesEverywhereElse) {
                     "object": {"spec": {"metadata": {"annotations": {}}}, "annotations": {},
                                "metadata": {"labels": {"managedFields": "x"}}},
                     "oldObject": [{"metadata": {"annotations": {}}}],
-                    "options": {"metadata": {"managedFields": []}}}})";
+                    "userInfo": {"username": {"groups": [], "uid": "1"}},
+                    "status": {"metadata": {"managedFields": []}, "options": {}}},
+        "options": {}, "uid": "u", "groups": []})";
     EXPECT_EQ(parsed(elsewhere), json::parse(elsewhere));
 }
 
 TEST_F(ReviewParserTest, AKeyIsTheNameItsEscapesSpell) {
     const json::value document = parsed(
-        R"({"request": {"\u006fbject": {"metadata": {"annot\u0061tions": {}, "n\u0061me": "a"}}}})");
+        R"({"request": {"\u006fbject": {"metadata": {"annot\u0061tions": {}, "n\u0061me": "a"}},
+                        "requestR\u0065source": {}, "requestR\u0065sources": {}}})");
     ASSERT_EQ(error, "");
-    EXPECT_EQ(document, json::parse(R"({"request": {"object": {"metadata": {"name": "a"}}}})"));
+    EXPECT_EQ(document, json::parse(R"({"request": {"object": {"metadata": {"name": "a"}},
+                                                     "requestResources": {}}})"));
 }
 
 TEST_F(ReviewParserTest, ALeftOutMemberIsStillReadAsJson) {

@@ -63,6 +63,14 @@ void erase_left_out(boost::json::value& document) {
     if (request == nullptr || !request->is_object()) {
         return;
     }
+    for (const std::string_view name : {"resource", "requestKind", "requestResource", "options"}) {
+        request->as_object().erase(name);
+    }
+    if (auto* user = request->as_object().if_contains("userInfo"); user && user->is_object()) {
+        for (const std::string_view name : {"uid", "groups", "extra"}) {
+            user->as_object().erase(name);
+        }
+    }
     for (const std::string_view name : {"object", "oldObject"}) {
         auto* object = request->as_object().if_contains(name);
         auto* metadata = object != nullptr && object->is_object()
