@@ -20,6 +20,9 @@ bool same_flag_name(std::string_view written, std::string_view flag, bool unders
     if (prefix ? written.size() > flag.size() : written.size() != flag.size()) {
         return false;
     }
+    if (differ_at_first_letter(written, flag)) {
+        return false;
+    }
     const bool long_flag = underscores && written.starts_with("--");
     if (!long_flag || written.find('_', 2) == std::string_view::npos) {
         return written == flag.substr(0, written.size());  // nothing to read differently

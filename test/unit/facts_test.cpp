@@ -58,6 +58,18 @@ TEST(ArgStream, UnderscoresAreReadAsDashesOnlyInLongFlagsOfEnginesThatDoSo) {
     EXPECT_FALSE(rules::same_flag_name("--a_b", "--a_b-c", true, true));
     EXPECT_TRUE(rules::same_flag_name("--a_b", "--a-b-c", true, true));
     EXPECT_FALSE(rules::same_flag_name("--a-b-c", "--a-b", true, true));
+    EXPECT_TRUE(rules::same_flag_name("--_b", "---b", true));  // `_` in the first letter's place
+    EXPECT_FALSE(rules::same_flag_name("--b_c", "--a-c", true));
+}
+
+TEST(ArgStream, TheFirstLetterTellsMostFlagsApart) {
+    EXPECT_TRUE(rules::differ_at_first_letter("--tensor-parallel-size", "--data-parallel-size"));
+    EXPECT_TRUE(rules::differ_at_first_letter("-tp", "-tq"));
+    EXPECT_FALSE(rules::differ_at_first_letter("-tp", "-dp"));  // the whole comparison tells
+    EXPECT_FALSE(rules::differ_at_first_letter("--t", "--tensor-parallel-size"));
+    EXPECT_FALSE(rules::differ_at_first_letter("--_ensor", "--tensor"));  // `_` may read as `-`
+    EXPECT_FALSE(rules::differ_at_first_letter("--.x", "--tensor"));      // `.` may end the name
+    EXPECT_FALSE(rules::differ_at_first_letter("-d", "-t"));              // too short to tell
 }
 
 TEST(ArgStream, EngineIntegersAreReadAsPythonsIntReadsThem) {

@@ -109,6 +109,8 @@ TEST(FlagSpelling, EngineParsersAcceptMoreThanTheExactName) {
     EXPECT_FALSE(rules::spells("--kv-", flag, "--kv-t", vllm));                   // ambiguous
     EXPECT_FALSE(rules::spells("--kv-transfer-config-x", flag, "--kv-t", vllm));  // longer
     EXPECT_FALSE(rules::spells("--kv-t", flag, "", vllm));  // no abbreviation known
+    EXPECT_FALSE(rules::spells("--xv-transfer-config", flag, "--kv-t", vllm));
+    EXPECT_FALSE(rules::spells("--kv-transfer-confix", flag, "--kv-t", vllm));
     const rules::FlagSpelling exact{};
     EXPECT_FALSE(rules::spells("--kv_transfer_config", flag, "--kv-t", exact));
     EXPECT_FALSE(rules::spells("--kv-t", flag, "--kv-t", exact));

@@ -11,6 +11,14 @@
 
 namespace mdadmit::rules {
 
+// Whether `written` can be neither `flag` nor its start however it is read, told by the third
+// character alone (a long flag's first letter): rules look flags up in lists of dozens, and
+// most pairs differ there. A `_` there may read as `-`, and a `.` may end the name.
+inline bool differ_at_first_letter(std::string_view written, std::string_view flag) {
+    return written.size() > 2 && flag.size() > 2 && written[2] != flag[2] && written[2] != '_' &&
+           written[2] != '.';
+}
+
 // Whether `written` is `flag` once a long flag's `_` is read as `-` (positions past the
 // leading `--`), when `underscores` is set; `prefix` accepts `written` as the start of `flag`.
 bool same_flag_name(std::string_view written, std::string_view flag, bool underscores,
