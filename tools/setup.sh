@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages mdadmit needs, and only those that are missing.
 # Idempotent: a machine that already has everything runs no apt-get at all.
 #   tools/setup.sh          build and test dependencies
-#   tools/setup.sh --bench  also the benchmarks' tools (wrk, nginx, Go, gdb)
+#   tools/setup.sh --bench  also the benchmarks' tools (wrk, nginx, Go, gdb, valgrind)
 set -euo pipefail
 
 packages=(
@@ -17,7 +17,7 @@ if ! command -v kubectl >/dev/null; then
     packages+=(kubernetes-client)
 fi
 if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(wrk nginx-light procps bc golang-go gdb)
+    packages+=(wrk nginx-light procps bc golang-go gdb valgrind)
 fi
 
 missing=()
