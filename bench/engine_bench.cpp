@@ -158,9 +158,8 @@ void parse_and_evaluate(benchmark::State& state) {
 }
 BENCHMARK(parse_and_evaluate);
 
-// A review of `object` for /validate: a CREATE, or an UPDATE of `old_object`.
-std::string review_of(boost::json::value object, boost::json::value old_object = nullptr) {
-    const bool update = !old_object.is_null();
+// A CREATE of `object` for /validate, in a bare envelope: the request's kind and operation.
+std::string review_of(boost::json::value object) {
     return boost::json::serialize(boost::json::object{
         {"apiVersion", "admission.k8s.io/v1"},
         {"kind", "AdmissionReview"},
@@ -168,19 +167,25 @@ std::string review_of(boost::json::value object, boost::json::value old_object =
          {{"uid", "bench"},
           {"kind",
            {{"group", "worker.gpustack.ai"}, {"version", "v1"}, {"kind", "ModelDeployment"}}},
-          {"operation", update ? "UPDATE" : "CREATE"},
+          {"operation", "CREATE"},
           {"namespace", "bench"},
-          {"object", std::move(object)},
-          {"oldObject", std::move(old_object)}}}});
+          {"object", std::move(object)}}}});
 }
 
 // The typical object scaled: its Decode role from 4 replicas to 6, as `kubectl scale` or a
-// re-apply sends it.
+// re-apply sends it, in the envelope kube-apiserver gives an UPDATE (the typical review's, with
+// its operation, options and the object before).
 const std::string& update_review() {
     static const std::string text = [] {
-        boost::json::value scaled = review_object();
-        scaled.at("spec").at("roles").at(2).as_object()["replicas"] = 6;
-        return review_of(std::move(scaled), review_object());
+        boost::json::value review = rules::parse_json(review_text()).value();
+        boost::json::object& request = review.at("request").as_object();
+        request["operation"] = "UPDATE";
+        request["options"] = {{"apiVersion", "meta.k8s.io/v1"},
+                              {"kind", "UpdateOptions"},
+                              {"fieldManager", "kubectl-client-side-apply"}};
+        request["oldObject"] = review_object();
+        request.at("object").at("spec").at("roles").at(2).as_object()["replicas"] = 6;
+        return boost::json::serialize(review);
     }();
     return text;
 }
