@@ -107,7 +107,7 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
     }
     Step leads = Step::none;
     if (depth == path_open) {  // a member of the innermost step
-        const Step from = steps[path_open - 1];
+        const Step from = steps[path_open - 1].step;
         if (held == 0) {
             leads = after(from, s);
         } else if (held + s.size() <= longest_key) {
@@ -120,7 +120,7 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
     if (leads == Step::skipped) {
         skipping = true;
         skip_depth = 0;
-        ++skipped_members[depth];
+        ++steps[path_open - 1].skipped_members;
         return true;
     }
     next = leads;
@@ -138,8 +138,7 @@ bool ReviewParser::Handler::begin_container(bool is_object) {
     }
     ++depth;
     if (is_object && next != Step::none && depth == path_open + 1) {
-        steps[path_open++] = next;
-        skipped_members[depth] = 0;
+        steps[path_open++] = {next, 0};
     }
     next = Step::none;
     return true;
@@ -179,7 +178,8 @@ bool ReviewParser::Handler::on_object_begin(error_code&) {
 
 bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
     // A step ends: its skipped members are not on the value stack.
-    const std::size_t skipped = !skipping && depth == path_open ? skipped_members[depth] : 0;
+    const std::size_t skipped =
+        !skipping && depth == path_open ? steps[path_open - 1].skipped_members : 0;
     if (end_container()) {
         values.push_object(n - skipped);
     }

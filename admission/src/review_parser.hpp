@@ -62,14 +62,16 @@ class ReviewParser {
         Handler(unsigned char* stack, std::size_t size) : values({}, stack, size) {}
 
         boost::json::value_stack values;
-        std::size_t depth = 0;       // containers open
-        std::size_t path_open = 0;   // of them, the steps (always the outermost)
-        Step steps[path_length];     // the steps open, from the root
-        Step next = Step::none;      // the step the value about to begin is, if it is an object
-        std::size_t skip_depth = 0;  // containers open inside a skipped value
-        bool skipping = false;       // inside a skipped value
-        // The members skipped so far in each step open, by its depth (the root's is 1).
-        std::size_t skipped_members[path_length + 1];
+        std::size_t depth = 0;      // containers open
+        std::size_t path_open = 0;  // of them, the steps (always the outermost)
+        struct OpenStep {
+            Step step;
+            std::size_t skipped_members;  // left out of it so far
+        };
+        OpenStep steps[path_length];  // the steps open, from the root
+        Step next = Step::none;       // the step the value about to begin is, if it is an object
+        std::size_t skip_depth = 0;   // containers open inside a skipped value
+        bool skipping = false;        // inside a skipped value
         bool non_finite = false;
         char key[longest_key];     // a key given in parts, while it may still match
         std::size_t key_size = 0;  // its bytes so far; beyond longest_key it matches none
