@@ -3,10 +3,13 @@
 #include <array>
 #include <boost/json.hpp>
 #include <memory>
+#include <memory_resource>
+#include <optional>
 
 #include "mdadmit/rules/decode.hpp"
 #include "mdadmit/rules/json_input.hpp"
 #include "mdadmit/rules/limits.hpp"
+#include "mdadmit/rules/model_builder.hpp"
 #include "review_parser.hpp"
 
 namespace mdadmit::admission {
@@ -17,6 +20,8 @@ namespace json = boost::json;
 
 constexpr std::string_view judged_group = "worker.gpustack.ai";
 constexpr std::size_t arena_bytes = 64 * 1024;
+// A typical object's model takes a few KiB: its texts, and lists of roles, flags and ports.
+constexpr std::size_t model_arena_bytes = 32 * 1024;
 constexpr std::string_view judged_kind = "ModelDeployment";
 
 // A body up to this size is parsed by its thread's kept parser; a larger one by a parser of its
@@ -31,35 +36,44 @@ json::parse_options review_parse_options() {
     return options;
 }
 
+// A review parsed: its DOM, and whether request.object went to the builder instead.
+struct Parsed {
+    json::value document;
+    bool diverted = false;
+};
+
 // Parses a request body into `memory`, or says in `problem` why it is not a JSON document.
-json::value parse_with(ReviewParser& parser, std::string_view body, json::storage_ptr memory,
-                       std::string& problem) {
+// With a builder, the object of a CREATE goes to it rather than into the DOM.
+Parsed parse_with(ReviewParser& parser, std::string_view body, json::storage_ptr memory,
+                  rules::ModelBuilder* builder, std::string& problem) {
     // The parser must not hold on to this request's memory, however parsing ends.
     struct Release {
         ReviewParser& parser;
         ~Release() { parser.reset(json::storage_ptr()); }
     } const release{parser};
     parser.reset(std::move(memory));
+    parser.divert_created_object(builder);
     boost::system::error_code ec;
-    json::value document = parser.write(body, ec);
+    Parsed out{parser.write(body, ec), parser.diverted()};
     if (ec) {
         problem = parser.non_finite() ? std::string(rules::non_finite_number) : ec.message();
     }
-    return document;
+    return out;
 }
 
 // The parser is kept per thread, as the arena is: the stack of values it grows for a review of
 // many members (ten roles of 100 flags) is kept for the next review, so that parsing calls no
 // allocator once warmed up. A larger body gets a parser of its own, so that no thread keeps the
 // stack of a 3 MiB object.
-json::value parse_body(std::string_view body, json::storage_ptr memory, std::string& problem) {
+Parsed parse_body(std::string_view body, json::storage_ptr memory, rules::ModelBuilder* builder,
+                  std::string& problem) {
     if (body.size() > kept_parser_body_bytes) {
         std::array<unsigned char, own_parser_stack_bytes> stack;
         ReviewParser own(review_parse_options(), stack.data(), stack.size());
-        return parse_with(own, body, std::move(memory), problem);
+        return parse_with(own, body, std::move(memory), builder, problem);
     }
     thread_local ReviewParser kept(review_parse_options());
-    return parse_with(kept, body, std::move(memory), problem);
+    return parse_with(kept, body, std::move(memory), builder, problem);
 }
 
 std::string_view text_at(const json::object* object, std::string_view key) {
@@ -87,6 +101,20 @@ rules::Operation operation_of(std::string_view text) {
     if (text == "CONNECT")
         return rules::Operation::connect;
     return rules::Operation::create;
+}
+
+// The model built as the review was parsed, when the review is a ModelDeployment's CREATE whose
+// object went whole to the builder; nullopt when the object must be read from a DOM.
+std::optional<rules::ModelDeployment> built_model(const json::value& document,
+                                                  rules::ModelBuilder& builder) {
+    const json::object* request = object_at(document.if_object(), "request");
+    const json::object* kind = object_at(request, "kind");
+    if (request == nullptr || request->contains("object") ||
+        text_at(request, "operation") != "CREATE" || text_at(kind, "group") != judged_group ||
+        text_at(kind, "kind") != judged_kind) {
+        return std::nullopt;
+    }
+    return builder.finish();
 }
 
 std::string_view operation_label(std::string_view operation) {
@@ -159,10 +187,18 @@ std::string_view to_string(Lookup::Status status) {
 
 Admission::Admission(const rules::Engine& engine, MutationOptions mutation)
     : Admission([&engine](const rules::Review& review) { return engine.evaluate(review); },
-                engine.data(), std::move(mutation)) {}
+                engine.data(), std::move(mutation),
+                engine.options().structure_check == rules::StructureCheck::decoder_only) {}
 
 Admission::Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation)
-    : judge_(std::move(judge)), data_(data), mutation_(std::move(mutation)) {}
+    : Admission(std::move(judge), data, std::move(mutation), false) {}
+
+Admission::Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation,
+                     bool judges_built_models)
+    : judge_(std::move(judge)),
+      data_(data),
+      mutation_(std::move(mutation)),
+      judges_built_models_(judges_built_models) {}
 
 std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::string_view body,
                                                    const rules::InstanceTypes* instance_types,
@@ -172,8 +208,28 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     // (and never touched by threads that judge nothing): no allocator calls while parsing.
     thread_local const auto arena = std::make_unique_for_overwrite<unsigned char[]>(arena_bytes);
     json::monotonic_resource resource(arena.get(), arena_bytes);
+    // A ModelDeployment's CREATE is built into its model as the review is parsed, when the
+    // judge takes built models: no DOM of the object. The model's texts and lists live in a
+    // per-thread arena of their own, allocated on the thread's first such review.
+    std::optional<std::pmr::monotonic_buffer_resource> model_memory;
+    std::optional<rules::ModelBuilder> builder;
+    if (judges_built_models_ && path == AdmissionPath::validate) {
+        thread_local const auto model_arena =
+            std::make_unique_for_overwrite<std::byte[]>(model_arena_bytes);
+        builder.emplace(&model_memory.emplace(model_arena.get(), model_arena_bytes), body);
+    }
     std::string problem;
-    const json::value document = parse_body(body, &resource, problem);
+    Parsed parsed = parse_body(body, &resource, builder ? &*builder : nullptr, problem);
+    std::optional<rules::ModelDeployment> built;
+    if (problem.empty() && parsed.diverted) {
+        built = built_model(parsed.document, *builder);
+        if (!built) {
+            // Not a ModelDeployment's CREATE after all, or an object the builder gave up on
+            // (which the decoder reports on): read as any other review.
+            parsed = parse_body(body, &resource, nullptr, problem);
+        }
+    }
+    const json::value& document = parsed.document;
     if (!problem.empty()) {
         return http_error(400, "BadRequest", "request body is not valid JSON: " + problem);
     }
@@ -203,6 +259,9 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     out.name = text_at(request, "name");
     if (out.name.empty() && object != nullptr) {
         out.name = text_at(object_at(object->if_object(), "metadata"), "name");
+    }
+    if (out.name.empty() && built) {
+        out.name = built->name;
     }
     out.user = text_at(user, "username");
     const json::value* dry_run = request->if_contains("dryRun");
@@ -252,7 +311,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
         const rules::Evaluation evaluation =
             judge_({object != nullptr ? *object : absent,
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,
-                    instance_types, operation});
+                    instance_types, operation, built ? &*built : nullptr});
         for (const auto& finding : evaluation.findings) {
             out.counts.findings.push_back({finding.rule, finding.severity, finding.enforced});
         }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 // basic_parser's member definitions, for the handler below: this is the one translation unit
 // that instantiates them.
@@ -41,6 +42,9 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
             if (key == "userInfo") {
                 return Step::user_info;
             }
+            if (key == "operation") {
+                return Step::operation;
+            }
             return key == "resource" || key == "requestKind" || key == "requestResource" ||
                            key == "options"
                        ? Step::skipped
@@ -53,6 +57,7 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
             return key == "uid" || key == "groups" || key == "extra" ? Step::skipped : Step::none;
         case Step::none:
         case Step::skipped:
+        case Step::operation:
             break;
     }
     return Step::none;
@@ -74,6 +79,13 @@ void ReviewParser::Handler::begin_document() {
     skipping = false;
     non_finite = false;
     key_size = 0;
+    builder = nullptr;
+    creating = false;
+    diverting = false;
+    to_builder = false;
+    diverted = false;
+    divert_depth = 0;
+    joined.clear();
 }
 
 // A key given in parts is held back while it may name a step or a skipped member; once it is longer
@@ -96,6 +108,10 @@ void ReviewParser::Handler::take_key(std::string_view part) {
 }
 
 bool ReviewParser::Handler::on_key_part(json::string_view s, std::size_t, error_code&) {
+    if (to_builder) {
+        joined.append(s);
+        return true;
+    }
     take_key(s);
     return true;
 }
@@ -105,16 +121,36 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
     if (skipping) {
         return true;
     }
+    if (diverting) {
+        give_whole(s, [&](std::string_view text) { builder->key(text); });
+        // A member the builder does not read is passed over here, as a left-out member is.
+        if (!builder->reads_value()) {
+            skipping = true;
+            skip_depth = 0;
+            to_builder = false;
+        }
+        return true;
+    }
     Step leads = Step::none;
     if (depth == path_open) {  // a member of the innermost step
         const Step from = steps[path_open - 1].step;
+        std::array<char, longest_key> whole;
+        std::optional<std::string_view> name;  // the whole key, unless too long to name a step
         if (held == 0) {
-            leads = after(from, s);
+            name = s;
         } else if (held + s.size() <= longest_key) {
-            std::array<char, longest_key> whole;
             std::copy_n(key, held, whole.begin());
             std::copy(s.begin(), s.end(), whole.begin() + static_cast<std::ptrdiff_t>(held));
-            leads = after(from, {whole.data(), held + s.size()});
+            name = std::string_view(whole.data(), held + s.size());
+        }
+        if (name) {
+            leads = after(from, *name);
+            if (leads == Step::operation) {
+                creating = false;  // until its value says CREATE
+            }
+            if (leads == Step::object && *name == "object" && divert()) {
+                return true;
+            }
         }
     }
     if (leads == Step::skipped) {
@@ -129,6 +165,61 @@ bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, e
     }
     values.push_key(s);
     return true;
+}
+
+bool ReviewParser::Handler::divert() {
+    if (builder == nullptr || !creating || diverted) {
+        return false;
+    }
+    diverting = true;
+    to_builder = true;
+    diverted = true;
+    divert_depth = 0;
+    next = Step::none;
+    ++steps[path_open - 1].skipped_members;  // request has no `object` in the DOM
+    return true;
+}
+
+void ReviewParser::Handler::divert_begin(bool is_object) {
+    if (is_object) {
+        builder->begin_object();
+    } else {
+        builder->begin_array();
+    }
+    ++divert_depth;
+}
+
+void ReviewParser::Handler::divert_end(bool is_object) {
+    if (is_object) {
+        builder->end_object();
+    } else {
+        builder->end_array();
+    }
+    diverting = --divert_depth != 0;
+    to_builder = diverting;
+}
+
+template <typename Give>
+void ReviewParser::Handler::divert_scalar(Give give) {
+    give();
+    diverting = divert_depth != 0;
+    to_builder = diverting;
+}
+
+void ReviewParser::Handler::divert_string(std::string_view last_part) {
+    give_whole(last_part,
+               [&](std::string_view text) { divert_scalar([&] { builder->string(text); }); });
+}
+
+template <typename Give>
+void ReviewParser::Handler::give_whole(std::string_view last_part, Give give) {
+    if (joined.empty()) {
+        give(last_part);
+        return;
+    }
+    joined.append(last_part);
+    give(std::string_view(joined));
+    joined.clear();
 }
 
 bool ReviewParser::Handler::begin_container(bool is_object) {
@@ -152,6 +243,7 @@ bool ReviewParser::Handler::end_container() {
     if (skipping) {
         if (--skip_depth == 0) {
             skipping = false;
+            to_builder = diverting;
         }
         return false;
     }
@@ -171,15 +263,24 @@ bool ReviewParser::Handler::scalar(Push push) {
         push();
     } else if (skip_depth == 0) {
         skipping = false;
+        to_builder = diverting;
     }
     return true;
 }
 
 bool ReviewParser::Handler::on_object_begin(error_code&) {
+    if (to_builder) {
+        divert_begin(true);
+        return true;
+    }
     return begin_container(true);
 }
 
 bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
+    if (to_builder) {
+        divert_end(true);
+        return true;
+    }
     // A step ends: its skipped members are not on the value stack.
     const std::size_t skipped =
         !skipping && depth == path_open ? steps[path_open - 1].skipped_members : 0;
@@ -190,10 +291,18 @@ bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
 }
 
 bool ReviewParser::Handler::on_array_begin(error_code&) {
+    if (to_builder) {
+        divert_begin(false);
+        return true;
+    }
     return begin_container(false);
 }
 
 bool ReviewParser::Handler::on_array_end(std::size_t n, error_code&) {
+    if (to_builder) {
+        divert_end(false);
+        return true;
+    }
     if (end_container()) {
         values.push_array(n);
     }
@@ -201,6 +310,13 @@ bool ReviewParser::Handler::on_array_end(std::size_t n, error_code&) {
 }
 
 bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, error_code&) {
+    if (to_builder) {
+        joined.append(s);
+        return true;
+    }
+    if (next == Step::operation) {
+        next = Step::none;  // an operation written in parts is not taken for CREATE
+    }
     if (!skipping) {
         values.push_chars(s);
     }
@@ -208,14 +324,29 @@ bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, err
 }
 
 bool ReviewParser::Handler::on_string(json::string_view s, std::size_t, error_code&) {
+    if (to_builder) {
+        divert_string(s);
+        return true;
+    }
+    if (next == Step::operation) {
+        creating = s == "CREATE";
+    }
     return scalar([&] { values.push_string(s); });
 }
 
 bool ReviewParser::Handler::on_int64(std::int64_t i, json::string_view, error_code&) {
+    if (to_builder) {
+        divert_scalar([&] { builder->integer(i); });
+        return true;
+    }
     return scalar([&] { values.push_int64(i); });
 }
 
 bool ReviewParser::Handler::on_uint64(std::uint64_t u, json::string_view, error_code&) {
+    if (to_builder) {
+        divert_scalar([&] { builder->unsigned_integer(u); });
+        return true;
+    }
     return scalar([&] { values.push_uint64(u); });
 }
 
@@ -225,14 +356,26 @@ bool ReviewParser::Handler::on_double(double d, json::string_view, error_code& e
         ec = json::error::exponent_overflow;
         return false;
     }
+    if (to_builder) {
+        divert_scalar([&] { builder->number(d); });
+        return true;
+    }
     return scalar([&] { values.push_double(d); });
 }
 
 bool ReviewParser::Handler::on_bool(bool b, error_code&) {
+    if (to_builder) {
+        divert_scalar([&] { builder->boolean(b); });
+        return true;
+    }
     return scalar([&] { values.push_bool(b); });
 }
 
 bool ReviewParser::Handler::on_null(error_code&) {
+    if (to_builder) {
+        divert_scalar([&] { builder->null(); });
+        return true;
+    }
     return scalar([&] { values.push_null(); });
 }
 

@@ -3,7 +3,10 @@
 #include <boost/json/basic_parser.hpp>
 #include <boost/json/value_stack.hpp>
 #include <cstddef>
+#include <string>
 #include <string_view>
+
+#include "mdadmit/rules/model_builder.hpp"
 
 namespace mdadmit::admission {
 
@@ -28,6 +31,15 @@ class ReviewParser {
     // Starts a document whose values are allocated from `memory`.
     void reset(boost::json::storage_ptr memory);
 
+    // For the document begun: `request.object` of a CREATE (an `operation` before it says so,
+    // as kube-apiserver writes it) goes to `builder` instead of into the DOM, which then has no
+    // `object`; diverted() tells whether it went. The caller still checks the DOM's operation
+    // and kind, and parses again without diverting where they do not match.
+    void divert_created_object(rules::ModelBuilder* builder) {
+        parser_.handler().builder = builder;
+    }
+    bool diverted() const { return parser_.handler().diverted; }
+
     // Parses `body` as one whole document. On failure `ec` is set and `non_finite()` tells a
     // number beyond a double from malformed JSON.
     boost::json::value write(std::string_view body, boost::system::error_code& ec);
@@ -51,7 +63,9 @@ class ReviewParser {
             request,
             object,  // request.object or request.oldObject
             metadata,
-            user_info
+            user_info,
+            operation  // request.operation: not an object, but whether it is CREATE decides
+                       // where request.object goes
         };
         static Step after(Step step, std::string_view key);
         // The most steps open at once: the root, request, object or oldObject, metadata.
@@ -73,6 +87,15 @@ class ReviewParser {
         std::size_t skip_depth = 0;   // containers open inside a skipped value
         bool skipping = false;        // inside a skipped value
         bool non_finite = false;
+        // Diverting request.object to a builder: where it goes, whether an `operation` of
+        // CREATE came before it, and the containers of it open.
+        rules::ModelBuilder* builder = nullptr;
+        bool creating = false;    // request.operation, read so far, is CREATE
+        bool diverting = false;   // inside request.object, which goes to the builder
+        bool to_builder = false;  // diverting, and not inside a value the builder passes over
+        bool diverted = false;
+        std::size_t divert_depth = 0;
+        std::string joined;        // a key or string of the diverted object given in parts
         char key[longest_key];     // a key given in parts, while it may still match
         std::size_t key_size = 0;  // its bytes so far; beyond longest_key it matches none
 
@@ -83,13 +106,15 @@ class ReviewParser {
         template <typename Push>
         bool scalar(Push push);
 
-        // reset() has begun the document.
+        // The callbacks the tokenizer makes for every value are inlined into it, as Boost.JSON's
+        // own handler's are; what the diverted object needs is out of line. reset() has begun
+        // the document.
         bool on_document_begin(boost::system::error_code&) { return true; }
         bool on_document_end(boost::system::error_code&) { return true; }
-        bool on_object_begin(boost::system::error_code&);
-        bool on_object_end(std::size_t n, boost::system::error_code&);
-        bool on_array_begin(boost::system::error_code&);
-        bool on_array_end(std::size_t n, boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_object_begin(boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_object_end(std::size_t n, boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_array_begin(boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_array_end(std::size_t n, boost::system::error_code&);
         bool on_key_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
         // Most keys are in no container on the path: pushed at once.
         bool on_key(boost::json::string_view s, std::size_t n, boost::system::error_code& ec) {
@@ -101,14 +126,29 @@ class ReviewParser {
         }
         bool on_key_near_path(boost::json::string_view s, std::size_t n,
                               boost::system::error_code&);
+        // Whether request.object, whose key has just been read, goes to the builder.
+        bool divert();
+        // The diverted object's events: a container begins or ends, or a whole scalar is read.
+        [[gnu::noinline]] void divert_begin(bool is_object);
+        [[gnu::noinline]] void divert_end(bool is_object);
+        template <typename Give>
+        void divert_scalar(Give give);
+        // Out of on_string, which stays small enough to be inlined into the tokenizer.
+        [[gnu::noinline]] void divert_string(std::string_view last_part);
+        // Gives a key or string of the diverted object whole, once its last part has come.
+        template <typename Give>
+        void give_whole(std::string_view last_part, Give give);
         bool on_string_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
-        bool on_string(boost::json::string_view s, std::size_t n, boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_string(boost::json::string_view s, std::size_t n,
+                                                     boost::system::error_code&);
         bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
-        bool on_int64(std::int64_t i, boost::json::string_view, boost::system::error_code&);
-        bool on_uint64(std::uint64_t u, boost::json::string_view, boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_int64(std::int64_t i, boost::json::string_view,
+                                                    boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_uint64(std::uint64_t u, boost::json::string_view,
+                                                     boost::system::error_code&);
         bool on_double(double d, boost::json::string_view, boost::system::error_code& ec);
-        bool on_bool(bool b, boost::system::error_code&);
-        bool on_null(boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_bool(bool b, boost::system::error_code&);
+        [[gnu::always_inline]] inline bool on_null(boost::system::error_code&);
         bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
         bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
     };

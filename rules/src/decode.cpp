@@ -7,6 +7,7 @@
 #include "field_path.hpp"
 #include "json_kind.hpp"
 #include "mdadmit/rules/limits.hpp"
+#include "model_names.hpp"
 #include "quantity_json.hpp"
 
 namespace mdadmit::rules {
@@ -179,29 +180,6 @@ class Members {
     std::array<const json::value*, N> found_{};
 };
 
-EngineKind engine_kind(std::string_view name) {
-    if (name == "vLLM" || name == "vllm") {
-        return EngineKind::vllm;
-    }
-    if (name == "SGLang" || name == "sglang") {
-        return EngineKind::sglang;
-    }
-    return EngineKind::unknown;
-}
-
-// Older operator CRDs spell the kinds in lower case; they mean the same.
-RoleKind role_kind(std::string_view name) {
-    if (name == "Server" || name == "server")
-        return RoleKind::server;
-    if (name == "Prefill" || name == "prefill")
-        return RoleKind::prefill;
-    if (name == "Decode" || name == "decode")
-        return RoleKind::decode;
-    if (name == "Encode")
-        return RoleKind::encode;
-    return RoleKind::unknown;
-}
-
 Resources decode_resources(Reader& in, const json::value* value, const FieldPath& path) {
     enum Field : std::size_t {
         f_accelerator,
@@ -242,12 +220,6 @@ EnvVar decode_env_var(Reader& in, const json::object* item, const FieldPath& pat
     env.name = in.string(Reader::member(item, "name"), path.member("name")).value_or("");
     env.value = in.string(Reader::member(item, "value"), path.member("value")).value_or("");
     return env;
-}
-
-// The members of a volume entry that describe its mount rather than its source.
-bool is_mount_field(std::string_view key) {
-    return key == "name" || key == "mountPath" || key == "subPath" || key == "subPathExpr" ||
-           key == "readOnly" || key == "recursiveReadOnly" || key == "mountPropagation";
 }
 
 Volume decode_volume(Reader& in, const json::object* item, const FieldPath& path) {

@@ -167,9 +167,16 @@ Evaluation Engine::evaluate(const Review& review) const {
     constexpr std::size_t arena_bytes = 256 * 1024;
     thread_local const auto arena = std::make_unique_for_overwrite<std::byte[]>(arena_bytes);
     std::pmr::monotonic_buffer_resource memory(arena.get(), arena_bytes);
-    Decoded decoded = decode_model_deployment(review.object, &memory);
-    std::vector<DecodeProblem> structural = std::move(decoded.problems);
-    if (state_->options.structure_check == StructureCheck::full) {
+    const bool full_check = state_->options.structure_check == StructureCheck::full;
+    std::optional<Decoded> decoded;
+    std::vector<DecodeProblem> structural;
+    const ModelDeployment* model = full_check ? nullptr : review.model;
+    if (model == nullptr) {
+        decoded.emplace(decode_model_deployment(review.object, &memory));
+        model = &decoded->model;
+        structural = std::move(decoded->problems);
+    }
+    if (full_check) {
         structural = with_schema_problems(state_->schema.check(review.object), structural);
     }
     for (const auto& problem : structural) {
@@ -177,9 +184,8 @@ Evaluation Engine::evaluate(const Review& review) const {
                     "fix the field to match the ModelDeployment schema (manifests/crd/)");
     }
     // The semantic rules judge what is well-formed: the decoder left malformed values absent.
-    DeploymentFacts facts =
-        derive_facts(decoded.model, state_->data, review.instance_types, &memory);
-    RuleContext context{decoded.model, facts, state_->data, review.object, &memory};
+    DeploymentFacts facts = derive_facts(*model, state_->data, review.instance_types, &memory);
+    RuleContext context{*model, facts, state_->data, review.object, &memory};
     std::optional<Decoded> old;
     std::optional<DeploymentFacts> old_facts;
     if (review.operation == Operation::update && review.old_object != nullptr) {
@@ -195,7 +201,7 @@ Evaluation Engine::evaluate(const Review& review) const {
     // An UPDATE of an object being deleted that leaves its spec as it was (its finalizers
     // being removed) is judged but never blocked: an object admitted before a rule existed
     // must still be able to finish terminating.
-    if (old && decoded.model.being_deleted && spec_unchanged(review.object, *review.old_object)) {
+    if (old && model->being_deleted && spec_unchanged(review.object, *review.old_object)) {
         for (auto& finding : evaluation.findings) {
             finding.severity = Severity::warn;
         }

@@ -544,3 +544,111 @@ TEST(AnswerText, IsWhatBoostJsonWouldSerializeEscapesIncluded) {
 
 }  // namespace
 }  // namespace mdadmit::test
+
+namespace mdadmit::test {
+namespace {
+
+// Under the decoder-only check a ModelDeployment's CREATE is judged from a model built as the
+// review is parsed; the same engine judging the object's DOM must give the same answer to every
+// review, whether the object builds or is read again as a DOM.
+class BuiltModelTest : public testing::Test {
+  protected:
+    void expect_same_answer(const std::string& body, std::string_view what) {
+        const auto far = Clock::now() + std::chrono::hours(1);
+        const Outcome built = answered(from_events, AdmissionPath::validate, body, far);
+        const Outcome read = answered(from_dom, AdmissionPath::validate, body, far);
+        EXPECT_EQ(built.http_status, read.http_status) << what;
+        EXPECT_EQ(built.verdict, read.verdict) << what;
+        EXPECT_EQ(built.name, read.name) << what;
+        EXPECT_EQ(built.operation, read.operation) << what;
+        EXPECT_EQ(built.counts.findings.size(), read.counts.findings.size()) << what;
+        EXPECT_EQ(built.body, read.body) << what;
+    }
+
+    const rules::Engine engine = rules::Engine::with_embedded_data(
+        {rules::StructureCheck::decoder_only, rules::Enforcement{}});
+    const admission::Admission from_events{engine};
+    const admission::Admission from_dom{
+        [this](const rules::Review& review) { return engine.evaluate(review); }, engine.data()};
+};
+
+TEST_F(BuiltModelTest, ACreateIsAnsweredAsFromTheObjectsDom) {
+    expect_same_answer(review(denied_object), "denied");
+    expect_same_answer(review(warned_object), "warned");
+    expect_same_answer(review(denied_object, "admission.k8s.io/v1beta1"), "v1beta1");
+    const json::value unnamed =
+        json::parse(R"({"metadata": {"name": "from-object"}, "spec": {"roles": [{"name": "a"}]}})");
+    const Outcome outcome = answered(from_events, AdmissionPath::validate, review(unnamed),
+                                     Clock::now() + std::chrono::hours(1));
+    EXPECT_EQ(outcome.name, "from-object");  // the request names none: the object's name
+    expect_same_answer(review(unnamed), "named by the object");
+}
+
+TEST_F(BuiltModelTest, AnObjectTheBuilderLeavesIsReadAsADom) {
+    // Wrong types, unknown names, null and no object: the decoder's findings, from a DOM.
+    for (const std::string_view object : {
+             R"({"metadata": {"name": "m"}, "spec": {"roles": [{"name": "a", "replicas": "2"}]}})",
+             R"({"metadata": {"name": "m"}, "spec": {"engine": {"name": "TGI"}, "roles": []}})",
+             R"({"metadata": {"name": "m"}})",
+             R"(null)",
+             R"([1, 2])",
+         }) {
+        expect_same_answer(review(json::parse(object)), object);
+    }
+}
+
+TEST_F(BuiltModelTest, AReviewWhoseEnvelopeSaysOtherwiseIsReadAsADom) {
+    const std::string object = json::serialize(denied_object);
+    for (const std::string& body : {
+             // The operation after the object: not diverted.
+             R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                 "uid": "u", "kind": {"group": "worker.gpustack.ai", "version": "v1",
+                 "kind": "ModelDeployment"}, "object": )" +
+                 object + R"(, "operation": "CREATE"}})",
+             // A second operation, after the object, says UPDATE; a DOM keeps the last.
+             R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                 "uid": "u", "kind": {"group": "worker.gpustack.ai", "version": "v1",
+                 "kind": "ModelDeployment"}, "operation": "CREATE", "object": )" +
+                 object + R"(, "operation": "UPDATE", "oldObject": )" + object + "}}",
+             // A second object: a DOM keeps the last.
+             R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                 "uid": "u", "kind": {"group": "worker.gpustack.ai", "version": "v1",
+                 "kind": "ModelDeployment"}, "operation": "CREATE", "object": )" +
+                 object + R"(, "object": )" + json::serialize(warned_object) + "}}",
+             // An operation with an escape.
+             R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                 "uid": "u", "kind": {"group": "worker.gpustack.ai", "version": "v1",
+                 "kind": "ModelDeployment"}, "operation": "CR\u0045ATE", "object": )" +
+                 object + "}}",
+         }) {
+        expect_same_answer(body, body);
+    }
+    expect_same_answer(review(denied_object, "admission.k8s.io/v1", "UPDATE"), "UPDATE");
+    expect_same_answer(review(denied_object, "admission.k8s.io/v1", "CREATE", "InstanceType"),
+                       "another kind");
+}
+
+TEST_F(BuiltModelTest, KeysAndTextsInPartsAreReadWhole) {
+    // Escapes, and texts longer than the tokenizer's buffer for escaped text, before and after
+    // their escape: the tokenizer gives these in parts.
+    const std::string escaped_last = "--served-model-name=" + std::string(5000, 'q') + "\\u0041";
+    const std::string escaped_first = "\\u0041" + std::string(5000, 'q');
+    const std::string object =
+        R"({"metadata": {"n\u0061me": "m\u0031", "namespace": "ns"},
+            "spec": {"model": {"name": "m"}, "engine": {"name": "vLLM", "version": "0.29.0"},
+                     "router": {"name": "vllm-router"},
+                     "roles": [{"name": "a", "extr\u0061Args": ["--h\u006fst", "x", ")" +
+        escaped_last + R"(", ")" + escaped_first + R"("]}]}})";
+    const std::string body =
+        R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "kind": {"group": "worker.gpustack.ai", "version": "v1",
+            "kind": "ModelDeployment"}, "operation": "CREATE", "object": )" +
+        object + "}}";
+    expect_same_answer(body, "escapes");
+    const Outcome outcome =
+        answered(from_events, AdmissionPath::validate, body, Clock::now() + std::chrono::hours(1));
+    EXPECT_EQ(outcome.name, "m1");
+}
+
+}  // namespace
+}  // namespace mdadmit::test

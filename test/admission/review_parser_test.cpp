@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <memory_resource>
 #include <string>
+
+#include "mdadmit/rules/model_builder.hpp"
 
 namespace mdadmit::test {
 namespace {
@@ -199,6 +202,71 @@ TEST_F(ReviewParserTest, TrailingBytesAndTooDeepNestingAreErrors) {
         std::string(29, ']') + "}}}}";
     parsed(deep_in_left_out);
     EXPECT_NE(error, "");
+}
+
+// With a builder: request.object of a CREATE goes to it, not into the DOM.
+class DivertingParserTest : public testing::Test {
+  protected:
+    json::value parsed(std::string_view body) {
+        parser.reset(json::storage_ptr());
+        parser.divert_created_object(&builder);
+        boost::system::error_code ec;
+        json::value document = parser.write(body, ec);
+        EXPECT_FALSE(ec) << ec.message();
+        return document;
+    }
+
+    std::pmr::monotonic_buffer_resource memory;
+    rules::ModelBuilder builder{&memory};
+    ReviewParser parser{options_with_depth(32)};
+};
+
+TEST_F(DivertingParserTest, ACreatesObjectGoesToTheBuilder) {
+    const json::value document = parsed(R"({"request": {"uid": "u", "operation": "CREATE",
+        "object": {"metadata": {"name": "a", "annotations": {"x": "y"}}, "spec": {"roles": [{"name": "r"}]}},
+        "dryRun": false}})");
+    EXPECT_TRUE(parser.diverted());
+    EXPECT_EQ(document, json::parse(R"({"request": {"uid": "u", "operation": "CREATE",
+                                                     "dryRun": false}})"));
+    const auto model = builder.finish();
+    ASSERT_TRUE(model.has_value());
+    EXPECT_EQ(model->name, "a");
+    ASSERT_EQ(model->roles.size(), 1u);
+    EXPECT_EQ(model->roles[0].name, "r");
+}
+
+TEST_F(DivertingParserTest, AnyOtherObjectStaysInTheDom) {
+    for (
+        const std::string body : {
+            R"({"request": {"operation": "UPDATE", "object": {"spec": {}}, "oldObject": {"spec": {}}}})",
+            R"({"request": {"object": {"spec": {}}, "operation": "CREATE"}})",
+            R"({"request": {"operation": "CR\u0045ATE", "object": {"spec": {}}}})",
+            R"({"request": {"operation": "CREATE", "oldObject": {"spec": {}}}})",
+            R"({"operation": "CREATE", "object": {"spec": {}}})",
+        }) {
+        EXPECT_EQ(parsed(body), json::parse(body)) << body;
+        EXPECT_FALSE(parser.diverted()) << body;
+    }
+}
+
+TEST_F(DivertingParserTest, OnlyTheFirstObjectGoes) {
+    // A DOM keeps the last of duplicated members: the caller reads such a review again.
+    const json::value document = parsed(R"({"request": {"operation": "CREATE",
+        "object": {"spec": {}}, "object": {"metadata": {"name": "second"}}}})");
+    EXPECT_TRUE(parser.diverted());
+    EXPECT_EQ(document, json::parse(R"({"request": {"operation": "CREATE",
+                                                     "object": {"metadata": {"name": "second"}}}})"));
+}
+
+TEST_F(DivertingParserTest, WhatTheBuilderDoesNotReadIsStillCheckedAsJson) {
+    parser.reset(json::storage_ptr());
+    parser.divert_created_object(&builder);
+    boost::system::error_code ec;
+    parser.write(R"({"request": {"operation": "CREATE", "object": {"status": {"a": [1e999]},
+                    "spec": {}}}})",
+                 ec);
+    EXPECT_TRUE(ec);
+    EXPECT_TRUE(parser.non_finite());
 }
 
 }  // namespace

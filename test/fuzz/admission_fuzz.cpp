@@ -107,12 +107,28 @@ void check_review_parser(std::string_view body) {
                boost::json::serialize(parsed).c_str());
 }
 
+// Under the decoder-only check a ModelDeployment's CREATE is judged from a model built as the
+// review is parsed; the same engine judging the object's DOM answers every review alike.
+void check_built_models(std::string_view body) {
+    static const rules::Engine decoder_only = rules::Engine::with_embedded_data(
+        {rules::StructureCheck::decoder_only, rules::Enforcement{}});
+    static const admission::Admission from_events(decoder_only);
+    static const admission::Admission from_dom(
+        [](const rules::Review& review) { return decoder_only.evaluate(review); },
+        decoder_only.data());
+    const std::string built = answer(from_events, admission::AdmissionPath::validate, body, true);
+    const std::string read = answer(from_dom, admission::AdmissionPath::validate, body, true);
+    FUZZ_CHECK(built == read, "a model built from events answers %s, its DOM %s", built.c_str(),
+               read.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const admission::Admission admission(engine());
     const std::string_view body(reinterpret_cast<const char*>(data), size);
     check_review_parser(body);
+    check_built_models(body);
     for (const auto path : {admission::AdmissionPath::validate, admission::AdmissionPath::mutate}) {
         for (const bool lookup_found : {true, false}) {
             const std::string first = answer(admission, path, body, lookup_found);

@@ -1,7 +1,9 @@
 // Random but schema-shaped ModelDeployments (roles, kinds, ports, flags and values drawn from
 // the data file's vocabularies, quantities) through the engine and the admission library.
 // Invariants: no crash; the same verdict twice; the harness's judgement (the engine) and the
-// server's (an AdmissionReview through admission) agree; every finding's field path names a
+// server's (an AdmissionReview through admission) agree, and so do the decoder-only check's
+// judgements of the object's DOM and of the model built as the review is parsed; every
+// finding's field path names a
 // field whose parent exists in the object; denied if and only if some finding denies.
 #include <boost/json.hpp>
 #include <cstddef>
@@ -218,6 +220,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool allowed = json::parse(outcome.body).at("response").at("allowed").as_bool();
     FUZZ_CHECK(allowed == !denies, "the server says %s, the engine %s for %s",
                allowed ? "allowed" : "denied", denies ? "denied" : "allowed",
+               json::serialize(object).c_str());
+
+    // Under the decoder-only check the server judges a model built as the review is parsed:
+    // the same findings as that engine judging the object's DOM, in the same order.
+    static const rules::Engine decoder_only = rules::Engine::with_embedded_data(
+        {rules::StructureCheck::decoder_only, rules::Enforcement{}});
+    static const admission::Admission from_events(decoder_only);
+    const rules::Evaluation from_dom = decoder_only.evaluate({object});
+    auto built = from_events.admit(admission::AdmissionPath::validate, review, nullptr,
+                                   admission::Clock::now() + std::chrono::hours(1));
+    const auto& counted = std::get<admission::Outcome>(built).counts.findings;
+    bool same = counted.size() == from_dom.findings.size();
+    for (std::size_t i = 0; same && i < counted.size(); ++i) {
+        same = counted[i].rule == from_dom.findings[i].rule &&
+               counted[i].severity == from_dom.findings[i].severity;
+    }
+    FUZZ_CHECK(same, "a model built from events is judged otherwise than its DOM: %s",
                json::serialize(object).c_str());
     return 0;
 }

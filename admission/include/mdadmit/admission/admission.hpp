@@ -93,8 +93,11 @@ using Judge = std::function<rules::Evaluation(const rules::Review&)>;
 // steps, so the caller can look its ModelDeployment up without holding a thread.
 class Admission {
   public:
-    // Judges with `engine`, which must outlive the Admission.
+    // Judges with `engine`, which must outlive the Admission. Under the decoder-only check a
+    // ModelDeployment's CREATE is judged from a model built as its review is parsed, without a
+    // DOM of the object; the answer is the same (docs/decisions.md).
     explicit Admission(const rules::Engine& engine, MutationOptions mutation = {});
+    // Judges with `judge`, which is given the object's DOM.
     Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation = {});
 
     // The answer to a review, or for a Pod on /mutate the ModelDeployment it needs first.
@@ -109,9 +112,13 @@ class Admission {
                      const rules::InstanceTypes* instance_types) const;
 
   private:
+    Admission(Judge judge, const rules::RuleData& data, MutationOptions mutation,
+              bool judges_built_models);
+
     Judge judge_;
     const rules::RuleData& data_;
     MutationOptions mutation_;
+    bool judges_built_models_ = false;  // the judge takes Review::model for a CREATE
 };
 
 }  // namespace mdadmit::admission

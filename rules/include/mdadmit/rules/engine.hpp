@@ -8,6 +8,7 @@
 #include "mdadmit/rules/enforcement.hpp"
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/instance_type.hpp"
+#include "mdadmit/rules/model.hpp"
 #include "mdadmit/rules/result.hpp"
 #include "mdadmit/rules/rule_data.hpp"
 #include "mdadmit/rules/schema_check.hpp"
@@ -21,6 +22,10 @@ struct Review {
     const boost::json::value* old_object = nullptr;  // UPDATE only
     const InstanceTypes* instance_types = nullptr;   // null or empty: platforms unknown
     Operation operation = Operation::create;
+    // The object's model, built from its JSON by a ModelBuilder, for a CREATE: an engine of
+    // StructureCheck::decoder_only judges it and does not read `object`; an engine of the full
+    // check reads `object`, which the schema needs, and passes over `model`.
+    const ModelDeployment* model = nullptr;
 };
 
 enum class StructureCheck {

@@ -35,6 +35,7 @@ struct PortSpec {
 struct EnvVar {
     std::string_view name;
     std::string_view value;
+    bool operator==(const EnvVar&) const = default;
 };
 
 struct Resources {
@@ -51,6 +52,7 @@ struct Resources {
                sliced_cores_percentage.value_or(0) != 0;
     }
     bool partitioned() const { return partitioned_profile && !partitioned_profile->empty(); }
+    bool operator==(const Resources&) const = default;
 };
 
 // An entry of additionalVolumes: a Kubernetes volume source beside its mount.
@@ -67,6 +69,8 @@ struct Volume {
     // The members other than the mount fields that hold an object: hostPath,
     // persistentVolumeClaim, configMap, or any source a newer Kubernetes adds.
     List<std::string_view> sources;
+
+    bool operator==(const Volume&) const = default;
 };
 
 struct Role {
@@ -94,6 +98,7 @@ struct Role {
     std::optional<std::string_view> topology_required_level;
 
     bool takes_over() const { return command.has_value(); }
+    bool operator==(const Role&) const = default;
 };
 
 struct Router {
@@ -105,10 +110,13 @@ struct Router {
     List<std::string_view> extra_args;
     std::optional<std::int64_t> request_timeout_seconds;
     std::optional<std::int64_t> disaggregation_threshold_tokens;
+
+    bool operator==(const Router&) const = default;
 };
 
 struct KvCache {
     std::optional<std::string_view> pool_name;
+    bool operator==(const KvCache&) const = default;
 };
 
 struct ModelDeployment {
@@ -126,6 +134,9 @@ struct ModelDeployment {
     std::optional<std::string_view> kv_transfer_protocol;  // spec.kvTransfer.protocol
     std::optional<Router> router;
     List<Role> roles;
+
+    // Equal fields, texts compared by their characters (tests compare two ways of reading).
+    bool operator==(const ModelDeployment&) const = default;
 };
 
 std::string_view to_string(EngineKind engine);

@@ -36,6 +36,8 @@ class Quantity {
     bool same_value(const Quantity& other) const { return compare(other) == 0; }
     // -1, 0 or 1 as this value is below, equal to or above `other`, exactly.
     int compare(const Quantity& other) const;
+    // The same text and value (same_value compares values only).
+    bool operator==(const Quantity&) const = default;
 
   private:
     Quantity() = default;
