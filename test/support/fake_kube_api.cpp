@@ -206,6 +206,11 @@ struct FakeKubeApi::State {
             if (std::chrono::steady_clock::now() >= ends) {
                 break;
             }
+            if (!lines.empty()) {
+                // An event recorded while the lines were written woke no timer: look again
+                // before waiting.
+                continue;
+            }
             asio::steady_timer timer(io, ends);
             waiting.push_back(&timer);
             co_await timer.async_wait(use_tuple);
