@@ -33,14 +33,21 @@ void ModelBuilder::end_array() {
     close();
 }
 
+std::optional<std::size_t> ModelBuilder::next_index(Open& list, std::size_t limit) {
+    const std::size_t index = list.elements++;
+    if (index >= limit) {
+        give_up();  // the decoder reads a bounded prefix; a DOM knows where it ends
+        return std::nullopt;
+    }
+    return index;
+}
+
 void ModelBuilder::string(std::string_view text) {
     // Most strings of a large object are entries of a list of arguments.
     if (strings_ != nullptr && ignored_ == 0 && !gave_up_) {
-        if (++frames_[open_ - 1].elements > limits::max_list_entries_read) {
-            give_up();  // the decoder reads a bounded prefix; a DOM knows where it ends
-            return;
+        if (next_index(frames_[open_ - 1], limits::max_list_entries_read)) {
+            strings_->push_back(keep(text));
         }
-        strings_->push_back(keep(text));
         return;
     }
     Value v;
@@ -187,13 +194,12 @@ bool ModelBuilder::opens(const Value& v, Kind kind, Frame frame) {
     return true;
 }
 void ModelBuilder::element(Open& list, const Value& v) {
-    const std::size_t index = list.elements++;
-    const std::size_t limit =
-        list.frame == Frame::roles ? limits::max_roles_read : limits::max_list_entries_read;
-    if (index >= limit) {
-        give_up();  // the decoder reads a bounded prefix; a DOM knows where it ends
+    const std::optional<std::size_t> next = next_index(
+        list, list.frame == Frame::roles ? limits::max_roles_read : limits::max_list_entries_read);
+    if (!next) {
         return;
     }
+    const std::size_t index = *next;
     switch (list.frame) {
         case Frame::roles:
             // A null role is passed over, as the decoder does; its index is still counted.

@@ -95,6 +95,9 @@ class ModelBuilder {
     static int field_number(Frame frame, std::string_view key);
     static bool is_list(Frame frame);
     void value(const Value& v);
+    // The index of the next entry of `list`; none, having given up, past the `limit` entries
+    // the decoder reads of such a list.
+    std::optional<std::size_t> next_index(Open& list, std::size_t limit);
     void close();
     void open(Frame frame);
     // Whether `v` is of `kind`: null is absent (false); any other kind gives up (false).
