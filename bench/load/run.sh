@@ -19,7 +19,10 @@
 # CPU 1 and wrk one thread pinned to CPU 0. MDADMIT_BENCH_CASE=denied sends the denied review.
 # MDADMIT_BENCH_LOADS picks loads, comma-separated (e.g. "new connection 16" for that one alone).
 # With more than one round, a second table gives the median over the rounds of each round's
-# ratio.
+# ratio. "client" is the share of its threads' CPU that wrk used: near 1.00 the client, not the
+# server, set the pace (wrk -t1 does on new connections, whose client side of the handshake
+# costs more than the server's), and the server's cost shows through only as what it takes from
+# the client's cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 duration=${1:-10}
@@ -91,22 +94,26 @@ done
 run_wrk() {
     local server=$1 connections=$2 close=$3
     local wrk_threads=$((connections < threads ? connections : threads))
-    MDADMIT_BODY=$body MDADMIT_CASE=$case MDADMIT_CLOSE=$close MDADMIT_PATH=${paths[$server]:-} \
-        "${client_cpu[@]}" \
-        wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" --latency \
-        -s bench/load/post.lua "https://localhost:${ports[$server]}" >"$work/wrk.out"
-    local rps p50 p99 requests non2xx errors=""
+    local TIMEFORMAT='%U %S %R'
+    {
+        time MDADMIT_BODY=$body MDADMIT_CASE=$case MDADMIT_CLOSE=$close \
+            MDADMIT_PATH=${paths[$server]:-} "${client_cpu[@]}" \
+            wrk -t "$wrk_threads" -c "$connections" -d "${duration}s" --latency \
+            -s bench/load/post.lua "https://localhost:${ports[$server]}" >"$work/wrk.out"
+    } 2>"$work/wrk.time"
+    local rps p50 p99 requests non2xx errors="" client
     read -r rps p50 p99 requests non2xx < <(wrk_numbers <"$work/wrk.out")
+    client=$(awk -v threads="$wrk_threads" '{ printf "%.2f", ($1 + $2) / $3 / threads }' "$work/wrk.time")
     if [[ $server == transport ]]; then
         ((non2xx == requests)) || errors=" ERRORS: $non2xx of $requests answers were not 405"
     elif ((non2xx > 0)); then
         errors=" ERRORS: $non2xx answers were not 2xx or 3xx"
     fi
-    echo "$rps $p50 $p99$errors"
+    echo "$rps $p50 $p99 $client$errors"
 }
 
 echo "case: $case ($(wc -c <"$body") bytes), threads: $threads, $duration s per run, $rounds round(s)"
-printf '%-22s %-9s | %9s %8s %8s\n' load server "req/s" "p50 ms" "p99 ms"
+printf '%-22s %-9s | %9s %8s %8s %7s\n' load server "req/s" "p50 ms" "p99 ms" client
 declare -A total per_round
 for load in "${loads[@]}"; do
     connections=${load##* }
@@ -114,8 +121,9 @@ for load in "${loads[@]}"; do
     order=("${servers[@]}")
     for round in $(seq "$rounds"); do
         for server in "${order[@]}"; do
-            read -r rps p50 p99 errors < <(run_wrk "$server" "$connections" "$close")
-            printf '%-22s %-9s | %9s %8s %8s %s\n' "$load" "$server" "$rps" "$p50" "$p99" "${errors:-}"
+            read -r rps p50 p99 client errors < <(run_wrk "$server" "$connections" "$close")
+            printf '%-22s %-9s | %9s %8s %8s %7s %s\n' "$load" "$server" "$rps" "$p50" "$p99" \
+                "$client" "${errors:-}"
             total[$load/$server]=$(echo "${total[$load/$server]:-0} + $rps" | bc -l)
             per_round[$load/$server/$round]=$rps
         done
