@@ -193,6 +193,7 @@ bool ModelBuilder::opens(const Value& v, Kind kind, Frame frame) {
     open(frame);
     return true;
 }
+
 void ModelBuilder::element(Open& list, const Value& v) {
     const std::optional<std::size_t> next = next_index(
         list, list.frame == Frame::roles ? limits::max_roles_read : limits::max_list_entries_read);
@@ -226,15 +227,15 @@ void ModelBuilder::element(Open& list, const Value& v) {
             }
             return;
         default:
-            string_element(list.frame, v);
+            string_element(v);
             return;
     }
 }
 
-void ModelBuilder::string_element(Frame list, const Value& v) {
+void ModelBuilder::string_element(const Value& v) {
     std::optional<std::string_view> text;
     if (read_string(v, text)) {
-        strings_of(list)->push_back(text.value_or(""sv));  // "" for null, which is never a flag
+        strings_->push_back(text.value_or(""sv));  // "" for null, which is never a flag
     }
 }
 

@@ -160,6 +160,7 @@ int ModelBuilder::field_number(Frame frame, std::string_view key) {
     }
     return -1;
 }
+
 void ModelBuilder::key(std::string_view text) {
     if (gave_up_ || ignored_ > 0) {
         return;

@@ -19,8 +19,9 @@ namespace mdadmit::rules {
 // does not build.
 //
 // The events are one JSON value's, in document order, with whole keys and strings (the caller
-// joins the parts a parser gives). Texts the model keeps are copied into `memory`, as are its
-// lists: the model outlives the parser's buffers, not `memory`.
+// joins the parts a parser gives). A text the model keeps is a view of `source` when it lies
+// there (the request body, unescaped), else a copy in `memory`, where its lists are too: the
+// model outlives the parser's buffers, not `memory` and `source`.
 class ModelBuilder {
   public:
     explicit ModelBuilder(Memory memory, std::string_view source = {});
@@ -113,7 +114,8 @@ class ModelBuilder {
     void resources_member(int field, const Value& v);
     void volume_member(int field, const Value& v);
     void element(Open& list, const Value& v);
-    void string_element(Frame list, const Value& v);
+    // An element of the innermost list of strings that is no string (null, or a wrong type).
+    void string_element(const Value& v);
     // The list a frame of strings fills (arguments, a command), or null.
     List<std::string_view>* strings_of(Frame frame);
     void give_up() { gave_up_ = true; }
