@@ -43,13 +43,22 @@ namespace {
 
 using namespace mdadmit;
 
+std::string data_file(const char* name) {
+    std::ifstream in(std::string(MDADMIT_BENCH_DATA) + "/" + name);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
 const std::string& review_text() {
-    static const std::string text = [] {
-        std::ifstream in(std::string(MDADMIT_BENCH_DATA) + "/review-allowed.json");
-        std::ostringstream out;
-        out << in.rdbuf();
-        return out.str();
-    }();
+    static const std::string text = data_file("review-allowed.json");
+    return text;
+}
+
+// The typical object's CREATE by kubectl apply, as kube-apiserver sends it: compact JSON, the
+// last applied form in its annotation, and the managedFields of a client-side apply.
+const std::string& applied_review() {
+    static const std::string text = data_file("review-applied.json");
     return text;
 }
 
@@ -172,21 +181,28 @@ std::string review_of(boost::json::value object) {
           {"object", std::move(object)}}}});
 }
 
-// The typical object scaled: its Decode role from 4 replicas to 6, as `kubectl scale` or a
-// re-apply sends it, in the envelope kube-apiserver gives an UPDATE (the typical review's, with
-// its operation, options and the object before).
+// A CREATE's object scaled: its Decode role from 4 replicas to 6, as `kubectl scale` or a
+// re-apply sends it, in the envelope kube-apiserver gives an UPDATE (the CREATE's, with its
+// operation, options and the object before).
+std::string update_of(const std::string& create) {
+    boost::json::value review = rules::parse_json(create).value();
+    boost::json::object& request = review.at("request").as_object();
+    request["operation"] = "UPDATE";
+    request["options"] = {{"apiVersion", "meta.k8s.io/v1"},
+                          {"kind", "UpdateOptions"},
+                          {"fieldManager", "kubectl-client-side-apply"}};
+    request["oldObject"] = request.at("object");
+    request.at("object").at("spec").at("roles").at(2).as_object()["replicas"] = 6;
+    return boost::json::serialize(review);
+}
+
 const std::string& update_review() {
-    static const std::string text = [] {
-        boost::json::value review = rules::parse_json(review_text()).value();
-        boost::json::object& request = review.at("request").as_object();
-        request["operation"] = "UPDATE";
-        request["options"] = {{"apiVersion", "meta.k8s.io/v1"},
-                              {"kind", "UpdateOptions"},
-                              {"fieldManager", "kubectl-client-side-apply"}};
-        request["oldObject"] = review_object();
-        request.at("object").at("spec").at("roles").at(2).as_object()["replicas"] = 6;
-        return boost::json::serialize(review);
-    }();
+    static const std::string text = update_of(review_text());
+    return text;
+}
+
+const std::string& applied_update_review() {
+    static const std::string text = update_of(applied_review());
     return text;
 }
 
@@ -289,6 +305,9 @@ void admit(benchmark::State& state, const std::string& (*review)(),
 BENCHMARK_CAPTURE(admit, typical_4_7_kb, &review_text, nullptr);
 BENCHMARK_CAPTURE(admit, typical_on_a_cluster, &review_text, cluster_instance_types());
 BENCHMARK_CAPTURE(admit, update_on_a_cluster, &update_review, cluster_instance_types());
+BENCHMARK_CAPTURE(admit, applied_on_a_cluster, &applied_review, cluster_instance_types());
+BENCHMARK_CAPTURE(admit, applied_update_on_a_cluster, &applied_update_review,
+                  cluster_instance_types());
 BENCHMARK_CAPTURE(admit, ten_roles_100_flags, &ten_roles_review, nullptr);
 BENCHMARK_CAPTURE(admit, three_mib_annotation, &three_mib_annotation_review, nullptr);
 BENCHMARK_CAPTURE(admit, three_mib_status, &three_mib_status_review, nullptr);

@@ -40,9 +40,9 @@ per_review() {
     echo $((total / calls))
 }
 
-printf '%-28s %14s %14s %12s\n' benchmark this baseline "this / base"
+printf '%-36s %14s %14s %12s\n' benchmark this baseline "this / base"
 for filter in "${filters[@]}"; do
     this=$(per_review "$build" "$filter")
     base=$(per_review "$baseline" "$filter")
-    printf '%-28s %14d %14d %12.3f\n' "admit/$filter" "$this" "$base" "$(bc -l <<<"$this / $base")"
+    printf '%-36s %14d %14d %12.3f\n' "admit/$filter" "$this" "$base" "$(bc -l <<<"$this / $base")"
 done

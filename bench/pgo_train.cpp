@@ -33,11 +33,13 @@ std::string read_file(const std::string& path) {
     return text.str();
 }
 
-// Sends `count` reviews, eight admitted to one denied and one warned; every 50th (an admitted
-// one) on a new connection. The number answered 200.
+// Sends `count` reviews, eight admitted (as written and as kube-apiserver sends a kubectl apply,
+// in turn) to one denied and one warned; every 50th (an admitted one) on a new connection. The
+// number answered 200.
 int send_reviews(unsigned short port, const test::ClientOptions& options, int count) {
     const std::string source = MDADMIT_SOURCE_DIR;
     const std::vector<std::string> reviews{read_file(source + "/bench/data/review-allowed.json"),
+                                           read_file(source + "/bench/data/review-applied.json"),
                                            read_file(source + "/examples/review-denied.json"),
                                            read_file(source + "/examples/review-warned.json")};
     int answered = 0;
@@ -46,7 +48,7 @@ int send_reviews(unsigned short port, const test::ClientOptions& options, int co
         throw std::runtime_error("cannot connect: " + open.last_error());
     }
     for (int i = 0; i < count; ++i) {
-        const std::string& review = reviews[i % 10 == 8 ? 1 : i % 10 == 9 ? 2 : 0];
+        const std::string& review = reviews[i % 10 == 8 ? 2 : i % 10 == 9 ? 3 : i % 2];
         if (i % 50 == 25) {
             answered += test::post_once(port, options, "/validate", review) == 200;
             continue;

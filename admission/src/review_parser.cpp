@@ -9,6 +9,8 @@
 // that instantiates them.
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "left_out_values.hpp"
+
 namespace mdadmit::admission {
 
 namespace {
@@ -23,7 +25,7 @@ ReviewParser::ReviewParser(const json::parse_options& options)
 
 ReviewParser::ReviewParser(const json::parse_options& options, unsigned char* stack,
                            std::size_t size)
-    : parser_(options, stack, size) {}
+    : max_depth_(options.max_depth), parser_(options, stack, size) {}
 
 void ReviewParser::reset(json::storage_ptr memory) {
     parser_.reset();
@@ -64,11 +66,36 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
 }
 
 json::value ReviewParser::write(std::string_view body, error_code& ec) {
-    const std::size_t taken = parser_.write_some(false, body.data(), body.size(), ec);
-    if (!ec && taken < body.size()) {
+    // What the tokenizer reads where a left-out value was: any value is left out alike.
+    constexpr std::string_view placeholder = "{}";
+    std::size_t from = 0;
+    for (const LeftOutValue& value : find_left_out_values(body, max_depth_)) {
+        if (!feed(body.substr(from, value.begin - from), true, ec)) {
+            return json::value();
+        }
+        // The value is replaced only where the parser, having read all before it, leaves it out
+        // (the search finds the name by its bytes alone); elsewhere its bytes are read.
+        if (parser_.handler().awaits_left_out_value(left_out_value_nesting)) {
+            if (!feed(placeholder, true, ec)) {
+                return json::value();
+            }
+            from = value.end;
+        } else {
+            from = value.begin;
+        }
+    }
+    if (!feed(body.substr(from), false, ec)) {
+        return json::value();
+    }
+    return parser_.handler().values.release();
+}
+
+bool ReviewParser::feed(std::string_view bytes, bool more, error_code& ec) {
+    const std::size_t taken = parser_.write_some(more, bytes.data(), bytes.size(), ec);
+    if (!ec && taken < bytes.size()) {
         ec = json::error::extra_data;
     }
-    return ec ? json::value() : parser_.handler().values.release();
+    return !ec;
 }
 
 void ReviewParser::Handler::begin_document() {

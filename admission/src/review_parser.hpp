@@ -20,6 +20,11 @@ namespace mdadmit::admission {
 // still read and checked, only no values are built for it. A number beyond a double (1e999) is
 // refused where it is read, skipped parts included, instead of in a walk over the DOM.
 //
+// The object's annotations are found before the tokenizer runs, checked by a scan that decodes
+// nothing, and given to the tokenizer as `{}` (left_out_values.hpp): a kubectl apply's last
+// applied form is one long string of escaped quotes, which the tokenizer would decode a byte at
+// a time only for it to be left out.
+//
 // A parser is reused from one body to the next (reset(), then write()), so that the stack of
 // values it grows for a large review is kept.
 class ReviewParser {
@@ -47,6 +52,9 @@ class ReviewParser {
     bool non_finite() const { return parser_.handler().non_finite; }
 
   private:
+    // Gives the tokenizer `bytes`, with `more` to come or not; false once it has failed.
+    bool feed(std::string_view bytes, bool more, boost::system::error_code& ec);
+
     // Builds values as Boost.JSON's own parser does, except for the members skipped.
     struct Handler {
         static constexpr std::size_t max_object_size = boost::json::object::max_size();
@@ -74,6 +82,12 @@ class ReviewParser {
         static constexpr std::size_t longest_key = 15;
 
         Handler(unsigned char* stack, std::size_t size) : values({}, stack, size) {}
+
+        // Whether the value the tokenizer reads next is one left out, at `nesting` containers:
+        // its key has been read, and nothing of it yet.
+        bool awaits_left_out_value(std::size_t nesting) const {
+            return skipping && skip_depth == 0 && depth + divert_depth == nesting;
+        }
 
         boost::json::value_stack values;
         std::size_t depth = 0;      // containers open
@@ -153,6 +167,7 @@ class ReviewParser {
         bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
     };
 
+    std::size_t max_depth_;
     boost::json::basic_parser<Handler> parser_;
 };
 

@@ -24,7 +24,7 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 # Warm-up before gdb attaches: the first requests of a connection grow what it keeps.
-MDADMIT_BODY=bench/data/review-allowed.json MDADMIT_CASE=allowed MDADMIT_CLOSE=0 MDADMIT_PATH= \
+MDADMIT_BODY=$body MDADMIT_CASE=$bench_case MDADMIT_CLOSE=0 MDADMIT_PATH= \
     wrk -t1 -c2 -d"$((seconds + 30))s" -s bench/load/post.lua https://localhost:18443 >/dev/null &
 pids+=($!)
 sleep 1

@@ -9,7 +9,8 @@
 # latency and the server's CPU time per request of each run, the ratios of the sums, and each
 # server's peak RSS.
 #   bench/load/compare.sh BASELINE_BINARY [SECONDS] [ROUNDS]   (default 6 s, 2 rounds)
-# MDADMIT_COMPARE_LOADS picks the loads (default "1 16 256 16new").
+# MDADMIT_COMPARE_LOADS picks the loads (default "1 16 256 16new"); MDADMIT_BENCH_CASE the
+# review (prepare.sh).
 # MDADMIT_COMPARE_MTLS=1 runs both servers with client certificates required (--client-ca-file:
 # the CA that issued their own certificate, as one cluster CA would) and the apiserver client
 # presenting one; only "api" loads then (wrk has no client certificate).
@@ -66,7 +67,6 @@ done
 if [[ $loads == *api* ]]; then
     (cd bench/load/apiserver-client && GOFLAGS=-mod=mod go build -o "$work/apiserver-client" .)
 fi
-body=bench/data/review-allowed.json
 
 # The user and system time of process $1 so far, in clock ticks (fields 14 and 15 of its stat,
 # counted after the name in parentheses, which may hold spaces).
@@ -85,7 +85,7 @@ run_load() {
         read -r rps _ p99 requests <<<"$out"
     else
         local connections=${load%new}
-        out=$(MDADMIT_BODY=$body MDADMIT_CASE=allowed \
+        out=$(MDADMIT_BODY=$body MDADMIT_CASE=$bench_case \
             MDADMIT_CLOSE=$([[ $load == *new ]] && echo 1 || echo 0) \
             wrk -t $((connections < threads ? connections : threads)) -c "$connections" -d "${duration}s" \
             --latency -s bench/load/post.lua "https://localhost:$port" | wrk_numbers)

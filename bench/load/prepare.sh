@@ -17,6 +17,21 @@ trap cleanup EXIT
 certs/dev-certs.sh "$work" >/dev/null
 threads=$(nproc)
 
+# The review the loads send (MDADMIT_BENCH_CASE): "applied" (the default), a ModelDeployment's
+# CREATE by kubectl apply as kube-apiserver sends it (compact JSON, the last applied form in an
+# annotation, managedFields); "allowed", the same object pretty-printed with a placeholder
+# annotation (the review of the runs before 2026-12-07); or "denied".
+bench_case=${MDADMIT_BENCH_CASE:-applied}
+case $bench_case in
+    applied) body=bench/data/review-applied.json ;;
+    allowed) body=bench/data/review-allowed.json ;;
+    denied) body=examples/review-denied.json ;;
+    *)
+        echo "MDADMIT_BENCH_CASE is applied, allowed or denied, not $bench_case" >&2
+        exit 1
+        ;;
+esac
+
 # The servers bind with SO_REUSEPORT: a process left listening on a port would silently take a
 # share of the connections, so a port in use stops the benchmark.
 require_free_ports() {

@@ -16,7 +16,7 @@
 # transport/nginx is what TLS, HTTP and the event loop cost against nginx's.
 #   bench/load/run.sh [SECONDS] [ROUNDS]      (default 10 s per run, 1 round)
 # MDADMIT_BENCH_PIN=1 gives each server one thread (one nginx worker, GOMAXPROCS=1) pinned to
-# CPU 1 and wrk one thread pinned to CPU 0. MDADMIT_BENCH_CASE=denied sends the denied review.
+# CPU 1 and wrk one thread pinned to CPU 0. MDADMIT_BENCH_CASE picks the review (prepare.sh).
 # MDADMIT_BENCH_LOADS picks loads, comma-separated (e.g. "new connection 16" for that one alone).
 # With more than one round, a second table gives the median over the rounds of each round's
 # ratio. "client" is the share of its threads' CPU that wrk used: near 1.00 the client, not the
@@ -35,9 +35,8 @@ if [[ ${MDADMIT_BENCH_PIN:-0} == 1 ]]; then
     server_cpu=(taskset -c 1)
     client_cpu=(taskset -c 0)
 fi
-case=${MDADMIT_BENCH_CASE:-allowed}
+case=$bench_case
 IFS=, read -ra loads <<<"${MDADMIT_BENCH_LOADS:-keep-alive 16,keep-alive 256,new connection 16}"
-body=$([[ $case == allowed ]] && echo bench/data/review-allowed.json || echo examples/review-denied.json)
 declare -A ports=([ours]=18443 [nginx]=18444 [go]=18445)
 require_free_ports "${ports[@]}"
 ports[transport]=${ports[ours]}

@@ -204,6 +204,108 @@ TEST_F(ReviewParserTest, TrailingBytesAndTooDeepNestingAreErrors) {
     EXPECT_NE(error, "");
 }
 
+// What Boost.JSON reads of `body`, less the annotations of the request's object and oldObject,
+// or its error's message.
+std::string boost_reads_less_annotations(std::string_view body, json::value& document) {
+    boost::system::error_code ec;
+    document = json::parse(body, ec, {}, options_with_depth(32));
+    if (ec) {
+        return ec.message();
+    }
+    for (const std::string_view name : {"object", "oldObject"}) {
+        json::value* object = document.at("request").as_object().if_contains(name);
+        if (object != nullptr && object->is_object()) {
+            object->as_object().at("metadata").as_object().erase("annotations");
+        }
+    }
+    return "";
+}
+
+// A kubectl apply's last applied form: the manifest's JSON as one string of escaped quotes,
+// longer than the sixteen bytes the check looks at a time.
+constexpr std::string_view applied_form =
+    R"("{\"apiVersion\":\"worker.gpustack.ai/v1\",\"kind\":\"ModelDeployment\",)"
+    R"(\"metadata\":{\"annotations\":{},\"name\":\"caf\u00e9 \\\"chat\\\"\"},)"
+    R"(\"spec\":{\"roles\":[{\"name\":\"r\"}]}}\n")";
+
+std::string review_with_annotations(std::string_view annotations) {
+    return std::string(
+               R"({"request": {"uid": "\/", "operation": "UPDATE", "object": {"metadata": {"name": "a",
+        "annotations": )") +
+           std::string(annotations) + R"(, "labels": {"x": "y"}}, "spec": {"size": 2}},
+        "oldObject": {"metadata": {"annotations":)" +
+           std::string(annotations) + R"(}}, "dryRun": false}})";
+}
+
+TEST_F(ReviewParserTest, AnAppliedFormIsLeftOutLikeAnyAnnotation) {
+    for (const std::string& annotations : {
+             R"({"kubectl.kubernetes.io/last-applied-configuration": )" +
+                 std::string(applied_form) + "}",
+             std::string(R"({"a": "x\ud83d\ude00", "b": [1e3, {"c": null}]})"),
+             std::string("{\"caf\xc3\xa9\": \"\xe2\x82\xac\"}"),
+             std::string(R"("a string")"),
+             std::string(R"({})"),
+         }) {
+        const std::string body = review_with_annotations(annotations);
+        json::value expected;
+        ASSERT_EQ(boost_reads_less_annotations(body, expected), "") << body;
+        EXPECT_EQ(parsed(body), expected) << body;
+        EXPECT_EQ(error, "") << body;
+    }
+}
+
+TEST_F(ReviewParserTest, AnAppliedFormIsStillCheckedAsJson) {
+    for (const std::string_view annotations : {
+             R"({"a": "\x"})",
+             R"({"a": "\ud800"})",
+             "{\"a\": \"raw\ttab\"}",
+             "{\"a\": \"\xc0\xaf\"}",
+             R"({"a": "b",})",
+             R"({"a": 01})",
+             R"({"a": "unterminated)",
+         }) {
+        const std::string body = review_with_annotations(annotations);
+        json::value expected;
+        const std::string expected_error = boost_reads_less_annotations(body, expected);
+        ASSERT_NE(expected_error, "") << body;
+        parsed(body);
+        EXPECT_EQ(error, expected_error) << body;
+    }
+    parsed(review_with_annotations(R"({"a": [1e999]})"));
+    EXPECT_TRUE(parser.non_finite());
+}
+
+TEST_F(ReviewParserTest, AnnotationsAnywhereElseAreKept) {
+    for (
+        const std::string& body : {
+            std::string(
+                R"({"request": {"uid": "\\/", "object": {"spec": {"template": {"metadata": {"annotations": {"a": "b"}}}}}}})"),
+            std::string(
+                R"({"request": {"uid": "\\/", "object": {"metadata": {"labels": {"annotations": "x"}}}}})"),
+            std::string(
+                R"({"request": {"uid": "\\/", "object": {"metadata": {"name": "\"annotations\": {}"}}}})"),
+            std::string(
+                R"({"request": {"uid": "\\/", "object": {"metadata": {"x\"annotations": {"a": "b"}}}}})"),
+            std::string(R"({"annotations": {"a": "b"}, "request": {"uid": "\\/"}})"),
+        }) {
+        EXPECT_EQ(parsed(body), json::parse(body)) << body;
+        EXPECT_EQ(error, "") << body;
+    }
+}
+
+TEST_F(ReviewParserTest, AnnotationsNestedToTheDepthLimit) {
+    // The annotations lie four containers deep; the parser allows 32.
+    const auto nested = [](std::size_t containers) {
+        return R"({"request": {"uid": "\/", "object": {"metadata": {"annotations": )" +
+               std::string(containers, '[') + std::string(containers, ']') + "}}}}";
+    };
+    EXPECT_EQ(parsed(nested(28)),
+              json::parse(R"({"request": {"uid": "\/", "object": {"metadata": {}}}})"));
+    EXPECT_EQ(error, "");
+    parsed(nested(29));
+    EXPECT_NE(error, "");
+}
+
 // With a builder: request.object of a CREATE goes to it, not into the DOM.
 class DivertingParserTest : public testing::Test {
   protected:

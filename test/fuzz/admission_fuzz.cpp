@@ -1,6 +1,7 @@
 // AdmissionReview bytes into the admission library, on both paths: any input gets an answer
 // (an AdmissionReview or an HTTP error), never a crash, and the same answer twice. The review
-// parser reads what Boost.JSON's own parser reads, less the members it leaves out.
+// parser reads what Boost.JSON's own parser reads, less the members it leaves out, and the check
+// that stands in for Boost.JSON on the annotations takes nothing Boost.JSON refuses.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <variant>
 
 #include "check.hpp"
+#include "left_out_values.hpp"
 #include "mdadmit/admission/admission.hpp"
 #include "mdadmit/rules/engine.hpp"
 #include "mdadmit/rules/json_input.hpp"
@@ -107,6 +109,20 @@ void check_review_parser(std::string_view body) {
                boost::json::serialize(parsed).c_str());
 }
 
+// A value the annotations' check takes is one Boost.JSON reads, at the nesting it was checked for.
+void check_checked_value(std::string_view body) {
+    constexpr std::size_t nesting = 8;
+    if (!admission::is_checked_json_value(body, nesting)) {
+        return;
+    }
+    boost::json::parse_options options;
+    options.max_depth = nesting;
+    boost::system::error_code ec;
+    const boost::json::value value = boost::json::parse(body, ec, {}, options);
+    FUZZ_CHECK(!ec, "the check takes what Boost.JSON refuses (%s)", ec.message().c_str());
+    FUZZ_CHECK(rules::numbers_are_finite(value), "the check takes a number beyond a double");
+}
+
 // Under the decoder-only check a ModelDeployment's CREATE is judged from a model built as the
 // review is parsed; the same engine judging the object's DOM answers every review alike.
 void check_built_models(std::string_view body) {
@@ -128,6 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const admission::Admission admission(engine());
     const std::string_view body(reinterpret_cast<const char*>(data), size);
     check_review_parser(body);
+    check_checked_value(body);
     check_built_models(body);
     for (const auto path : {admission::AdmissionPath::validate, admission::AdmissionPath::mutate}) {
         for (const bool lookup_found : {true, false}) {
