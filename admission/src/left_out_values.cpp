@@ -420,11 +420,15 @@ LeftOutValues find_left_out_values(std::string_view body, std::size_t max_depth)
     for (KeyAt next = next_key(body, 0, annotations);
          next.key != npos && found.count < found.values.size();) {
         const std::size_t end = checked_value_end(body, next.value, nesting);
-        if (end != npos) {
-            found.values[found.count++] = {next.value, end};
+        // A value the check does not take ends the search: looking on inside it could check
+        // what it holds again and again (annotations nested in annotations), and the tokenizer
+        // reads it anyway.
+        if (end == npos) {
+            break;
         }
+        found.values[found.count++] = {next.value, end};
         // A name inside a value found is not looked for.
-        next = next_key(body, end != npos ? end : next.key + 1, annotations);
+        next = next_key(body, end, annotations);
     }
     return found;
 }

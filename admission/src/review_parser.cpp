@@ -66,9 +66,11 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
 }
 
 json::value ReviewParser::write(std::string_view body, error_code& ec) {
-    // What the tokenizer reads where a left-out value was: any value is left out alike.
-    constexpr std::string_view placeholder = "{}";
+    // What the tokenizer reads where a left-out value was: any value is left out alike, and a
+    // scalar needs no room in the nesting the tokenizer allows.
+    constexpr std::string_view placeholder = "null";
     std::size_t from = 0;
+    checked_values_ = 0;
     for (const LeftOutValue& value : find_left_out_values(body, max_depth_)) {
         if (!feed(body.substr(from, value.begin - from), true, ec)) {
             return json::value();
@@ -80,6 +82,7 @@ json::value ReviewParser::write(std::string_view body, error_code& ec) {
                 return json::value();
             }
             from = value.end;
+            ++checked_values_;
         } else {
             from = value.begin;
         }

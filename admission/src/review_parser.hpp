@@ -21,7 +21,7 @@ namespace mdadmit::admission {
 // refused where it is read, skipped parts included, instead of in a walk over the DOM.
 //
 // The object's annotations are found before the tokenizer runs, checked by a scan that decodes
-// nothing, and given to the tokenizer as `{}` (left_out_values.hpp): a kubectl apply's last
+// nothing, and given to the tokenizer as `null` (left_out_values.hpp): a kubectl apply's last
 // applied form is one long string of escaped quotes, which the tokenizer would decode a byte at
 // a time only for it to be left out.
 //
@@ -50,6 +50,9 @@ class ReviewParser {
     boost::json::value write(std::string_view body, boost::system::error_code& ec);
 
     bool non_finite() const { return parser_.handler().non_finite; }
+
+    // How many of the last document's values were checked in place of being tokenized.
+    std::size_t checked_values() const { return checked_values_; }
 
   private:
     // Gives the tokenizer `bytes`, with `more` to come or not; false once it has failed.
@@ -168,6 +171,7 @@ class ReviewParser {
     };
 
     std::size_t max_depth_;
+    std::size_t checked_values_ = 0;
     boost::json::basic_parser<Handler> parser_;
 };
 

@@ -171,9 +171,13 @@ TEST(LeftOutValues, FindsEachAnnotationsValueOnceInBodyOrder) {
 TEST(LeftOutValues, OnlyAKeyFollowedByItsColonAndACheckedValue) {
     EXPECT_EQ(values_of(R"({"kind": "annotations", "x": ["annotations"], "e": "\n"})"),
               std::vector<std::string_view>{});
-    // A value the check does not take is not given; the search goes on after its name.
-    EXPECT_EQ(values_of(R"({"annotations": {"a": 1e3}, "b": {"annotations": {"e": "\n"}}})"),
-              std::vector<std::string_view>{R"({"e": "\n"})"});
+    // A value the check does not take is not given, and ends the search: what it holds is not
+    // looked at again.
+    EXPECT_EQ(values_of(R"({"annotations": {"a": "\n"}, "b": {"annotations": {"a": 1e3}},
+                            "c": {"annotations": {"e": "\n"}}})"),
+              std::vector<std::string_view>{R"({"a": "\n"})"});
+    EXPECT_EQ(values_of(R"({"annotations": {"annotations": {"e": "\n"}, "t": 1e3}})"),
+              std::vector<std::string_view>{});
     EXPECT_EQ(values_of(R"({"e": "\n", "annotations": )"), std::vector<std::string_view>{});
 }
 
