@@ -338,6 +338,19 @@ class DivertingParserTest : public testing::Test {
         return document;
     }
 
+    // The CREATE of an object named "a" with one role "r", in an envelope of a uid and dryRun:
+    // the DOM keeps the envelope, the builder the object.
+    void expect_envelope_and_model(const json::value& document) {
+        EXPECT_TRUE(parser.diverted());
+        EXPECT_EQ(document, json::parse(R"({"request": {"uid": "u", "operation": "CREATE",
+                                                         "dryRun": false}})"));
+        const auto model = builder.finish();
+        ASSERT_TRUE(model.has_value());
+        EXPECT_EQ(model->name, "a");
+        ASSERT_EQ(model->roles.size(), 1u);
+        EXPECT_EQ(model->roles[0].name, "r");
+    }
+
     std::pmr::monotonic_buffer_resource memory;
     rules::ModelBuilder builder{&memory};
     ReviewParser parser{options_with_depth(32)};
@@ -347,29 +360,15 @@ TEST_F(DivertingParserTest, ACreatesObjectGoesToTheBuilder) {
     const json::value document = parsed(R"({"request": {"uid": "u", "operation": "CREATE",
         "object": {"metadata": {"name": "a", "annotations": {"x": "y"}}, "spec": {"roles": [{"name": "r"}]}},
         "dryRun": false}})");
-    EXPECT_TRUE(parser.diverted());
-    EXPECT_EQ(document, json::parse(R"({"request": {"uid": "u", "operation": "CREATE",
-                                                     "dryRun": false}})"));
-    const auto model = builder.finish();
-    ASSERT_TRUE(model.has_value());
-    EXPECT_EQ(model->name, "a");
-    ASSERT_EQ(model->roles.size(), 1u);
-    EXPECT_EQ(model->roles[0].name, "r");
+    expect_envelope_and_model(document);
 }
 
 TEST_F(DivertingParserTest, TheBuilderMissesNothingOfAnAppliedForm) {
     const json::value document = parsed(R"({"request": {"uid": "u", "operation": "CREATE",
         "object": {"metadata": {"name": "a", "annotations": {"last-applied": "{\"spec\":{}}"}},
                    "spec": {"roles": [{"name": "r"}]}}, "dryRun": false}})");
-    EXPECT_TRUE(parser.diverted());
     EXPECT_EQ(parser.checked_values(), 1u);
-    EXPECT_EQ(document, json::parse(R"({"request": {"uid": "u", "operation": "CREATE",
-                                                     "dryRun": false}})"));
-    const auto model = builder.finish();
-    ASSERT_TRUE(model.has_value());
-    EXPECT_EQ(model->name, "a");
-    ASSERT_EQ(model->roles.size(), 1u);
-    EXPECT_EQ(model->roles[0].name, "r");
+    expect_envelope_and_model(document);
 }
 
 TEST_F(DivertingParserTest, AnyOtherObjectStaysInTheDom) {
