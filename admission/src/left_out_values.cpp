@@ -44,6 +44,10 @@ bool is_space(char c) {
 }
 
 std::size_t skip_space(std::string_view text, std::size_t i) {
+    // Compact JSON, as kube-apiserver writes it, has no space between tokens: one test passes it.
+    if (i < text.size() && static_cast<unsigned char>(text[i]) > ' ') {
+        return i;
+    }
     while (is_space(at(text, i))) {
         ++i;
     }
@@ -142,7 +146,9 @@ std::size_t past_plain(std::string_view text, std::size_t i) {
     const __m128i quotes = _mm_set1_epi8('"');
     const __m128i backslashes = _mm_set1_epi8('\\');
     const __m128i spaces = _mm_set1_epi8(0x20);
-    while (i + 16 <= text.size()) {
+    // The bytes after the sixteen are read too (the letters of their escapes, from the second byte
+    // on), so one byte more must be there.
+    while (i + 17 <= text.size()) {
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
         const auto escapes =
             static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, backslashes)));
@@ -163,7 +169,13 @@ std::size_t past_plain(std::string_view text, std::size_t i) {
         // Each backslash escapes the byte after it, which then ends nothing.
         const unsigned ends = stops & ~(escapes << 1) & 0xffff;
         const unsigned end = ends != 0 ? static_cast<unsigned>(__builtin_ctz(ends)) : 16;
-        for (unsigned before = escapes & ((1u << end) - 1); before != 0; before &= before - 1) {
+        // An escaped quote, most of a last applied form's escapes, needs no look of its own.
+        const __m128i letters =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i + 1));
+        const auto quoted =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(letters, quotes)));
+        for (unsigned before = escapes & ((1u << end) - 1) & ~quoted; before != 0;
+             before &= before - 1) {
             const std::size_t escape = i + static_cast<std::size_t>(__builtin_ctz(before));
             if (!is_one_letter_escape(at(text, escape + 1))) {
                 return escape;
@@ -404,6 +416,46 @@ KeyAt next_key(std::string_view body, std::size_t from, std::string_view quoted_
     }
 }
 
+// The members kube-apiserver may write between an object's annotations and its managedFields:
+// it writes metadata's members in the order of their Go fields, whose last three are these two
+// and managedFields.
+constexpr std::array<std::string_view, 2> members_before_managed_fields{R"("ownerReferences")",
+                                                                        R"("finalizers")"};
+
+// Where the value of the managedFields that follow the annotations ending at `from` begins, past
+// the members that may be written between them (checked too); npos when another member follows,
+// or when anything met is not taken by the check.
+std::size_t managed_fields_after(std::string_view body, std::size_t from, std::size_t nesting) {
+    constexpr std::string_view managed_fields = R"("managedFields")";
+    std::size_t i = skip_space(body, from);
+    for (std::size_t members = 0; members <= members_before_managed_fields.size(); ++members) {
+        if (at(body, i) != ',') {
+            return npos;
+        }
+        i = skip_space(body, i + 1);
+        const std::size_t key_end = at(body, i) == '"' ? checked_string_end(body, i) : npos;
+        const std::size_t colon = key_end == npos ? npos : skip_space(body, key_end);
+        if (colon == npos || at(body, colon) != ':') {
+            return npos;
+        }
+        const std::string_view key = body.substr(i, key_end - i);
+        const std::size_t value = skip_space(body, colon + 1);
+        if (key == managed_fields) {
+            return value;
+        }
+        if (std::find(members_before_managed_fields.begin(), members_before_managed_fields.end(),
+                      key) == members_before_managed_fields.end()) {
+            return npos;
+        }
+        const std::size_t value_end = checked_value_end(body, value, nesting);
+        if (value_end == npos) {
+            return npos;
+        }
+        i = skip_space(body, value_end);
+    }
+    return npos;
+}
+
 }  // namespace
 
 LeftOutValues find_left_out_values(std::string_view body, std::size_t max_depth) {
@@ -427,8 +479,21 @@ LeftOutValues find_left_out_values(std::string_view body, std::size_t max_depth)
             break;
         }
         found.values[found.count++] = {next.value, end};
+        std::size_t searched_from = end;
+        // managedFields, a tree of small objects (a key for each field its managers set), is
+        // cheaper to check than to tokenize too. It is taken where it follows annotations found,
+        // as in an object applied with kubectl: a search of its own would cost about what it
+        // saves.
+        if (const std::size_t managed = managed_fields_after(body, end, nesting);
+            managed != npos && found.count < found.values.size()) {
+            if (const std::size_t managed_end = checked_value_end(body, managed, nesting);
+                managed_end != npos) {
+                found.values[found.count++] = {managed, managed_end};
+                searched_from = managed_end;
+            }
+        }
         // A name inside a value found is not looked for.
-        next = next_key(body, end, annotations);
+        next = next_key(body, searched_from, annotations);
     }
     return found;
 }

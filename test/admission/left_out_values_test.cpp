@@ -125,12 +125,16 @@ TEST(CheckedJsonValue, CountsTheContainersNested) {
 // Every escape and UTF-8 sequence at every place of a long string, across the sixteen-byte
 // steps the scan takes: taken exactly when Boost.JSON reads it, and always when it is valid.
 TEST(CheckedJsonValue, AnyEscapeAtAnyPlaceOfALongString) {
-    const std::vector<std::string> valid = {
-        R"(\")",      R"(\\)",   R"(\/)",    R"(\n)",        R"(\u00e9)",
-        R"(\\\")",    R"(\\\\)", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
-        R"(\"\"\"\")"};
+    const std::vector<std::string> valid = {R"(\")",        R"(\\)",
+                                            R"(\/)",        R"(\n)",
+                                            R"(\u00e9)",    R"(\\\")",
+                                            R"(\\\\)",      "\xc3\xa9",
+                                            "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                            R"(\"\"\"\")",  R"(\"\n\"\u00e9\"\/\")"};
+    // Escaped quotes, which the scan passes sixteen bytes at a time, before what it must refuse.
     const std::vector<std::string> invalid = {R"(\x)",    R"(\)",         "\x01", "\xc3",
-                                              "\xe2\x82", "\xf0\x9f\x98", "\xff", R"(\u00)"};
+                                              "\xe2\x82", "\xf0\x9f\x98", "\xff", R"(\u00)",
+                                              R"(\"\x)",  R"(\"\"\"\q\")"};
     for (std::size_t place = 0; place < 40; ++place) {
         for (const std::size_t tail : {0, 1, 15, 16, 17, 40}) {
             for (const std::string& piece : valid) {
@@ -179,6 +183,46 @@ TEST(LeftOutValues, OnlyAKeyFollowedByItsColonAndACheckedValue) {
     EXPECT_EQ(values_of(R"({"annotations": {"annotations": {"e": "\n"}, "t": 1e3}})"),
               std::vector<std::string_view>{});
     EXPECT_EQ(values_of(R"({"e": "\n", "annotations": )"), std::vector<std::string_view>{});
+}
+
+// The annotations of an object applied with kubectl (its last applied form), then what
+// kube-apiserver may write after them in metadata.
+std::string applied_metadata(std::string_view after_annotations) {
+    return R"({"request": {"object": {"metadata": {"name": "a", "annotations": {"last-applied": "{\"a\":1}"})" +
+           std::string(after_annotations) + R"(}, "spec": {}}}})";
+}
+
+TEST(LeftOutValues, TheManagedFieldsThatFollowAnnotationsFound) {
+    constexpr std::string_view annotations = R"({"last-applied": "{\"a\":1}"})";
+    constexpr std::string_view managed_fields =
+        R"([{"manager": "kubectl-client-side-apply", "fieldsV1": {"f:spec": {".": {}}}}])";
+    for (const std::string& after : {
+             ", \"managedFields\": " + std::string(managed_fields),
+             R"(, "ownerReferences": [{"name": "o", "uid": "1"}], "finalizers": ["f"], )"
+             R"("managedFields": )" +
+                 std::string(managed_fields),
+             R"(,"finalizers":[],"managedFields":)" + std::string(managed_fields),
+             "\n, \"managedFields\" :\t" + std::string(managed_fields),
+         }) {
+        EXPECT_EQ(values_of(applied_metadata(after)),
+                  (std::vector<std::string_view>{annotations, managed_fields}))
+            << after;
+    }
+    // Another member between them, or one the check does not take, leaves managedFields to the
+    // tokenizer, as does a name written otherwise.
+    for (const std::string_view after : {
+             R"(, "labels": {}, "managedFields": [])",
+             R"(, "finalizers": [1e3], "managedFields": [])",
+             R"(, "managedFields": [1e3])",
+             R"(, "managed\u0046ields": [])",
+             R"(, "managedFields": [)",
+         }) {
+        EXPECT_EQ(values_of(applied_metadata(after)), (std::vector<std::string_view>{annotations}))
+            << after;
+    }
+    // Not looked for without annotations found before it.
+    EXPECT_EQ(values_of(R"({"e": "\n", "managedFields": [{"manager": "m"}]})"),
+              std::vector<std::string_view>{});
 }
 
 TEST(LeftOutValues, NoneWhereNoStringHasAnEscape) {

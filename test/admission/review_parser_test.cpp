@@ -258,6 +258,49 @@ TEST_F(ReviewParserTest, AnAppliedFormIsLeftOutLikeAnyAnnotation) {
     }
 }
 
+// An UPDATE of an object applied with kubectl, its metadata's members in kube-apiserver's order:
+// the old object has a finalizer between its annotations and its managedFields.
+std::string applied_update_with_managed_fields(std::string_view managed_fields) {
+    const std::string annotations = R"({"kubectl.kubernetes.io/last-applied-configuration": )" +
+                                    std::string(applied_form) + "}";
+    return R"({"request": {"uid": "u", "operation": "UPDATE", "object": {"metadata": {"name": "a",
+        "labels": {"x": "y"}, "annotations": )" +
+           annotations + R"(, "managedFields": )" + std::string(managed_fields) +
+           R"(}, "spec": {"size": 2}}, "oldObject": {"metadata": {"name": "a", "annotations": )" +
+           annotations + R"(, "finalizers": ["f"], "managedFields": )" +
+           std::string(managed_fields) + R"(}}, "dryRun": false}})";
+}
+
+TEST_F(ReviewParserTest, TheManagedFieldsAfterAnAppliedFormAreLeftOutUnread) {
+    const std::string body = applied_update_with_managed_fields(
+        R"([{"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:annotations": {".": {}}}, "f:spec": {"f:size": {}}}}])");
+    json::value expected = json::parse(body);
+    for (const std::string_view name : {"object", "oldObject"}) {
+        auto& metadata = expected.at("request").at(name).at("metadata").as_object();
+        metadata.erase("annotations");
+        metadata.erase("managedFields");
+    }
+    EXPECT_EQ(parsed(body), expected);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(parser.checked_values(), 4u);
+}
+
+TEST_F(ReviewParserTest, TheManagedFieldsAfterAnAppliedFormAreStillCheckedAsJson) {
+    for (const std::string_view managed_fields : {
+             R"([{"manager": 01}])",
+             R"([{"manager": "m",}])",
+             "[{\"time\": \"raw\ttab\"}]",
+         }) {
+        const std::string body = applied_update_with_managed_fields(managed_fields);
+        boost::system::error_code ec;
+        json::parse(body, ec, {}, options_with_depth(32));
+        ASSERT_TRUE(ec) << body;
+        parsed(body);
+        EXPECT_EQ(error, ec.message()) << body;
+    }
+}
+
 TEST_F(ReviewParserTest, AnAppliedFormIsStillCheckedAsJson) {
     for (const std::string_view annotations : {
              R"({"a": "\x"})",
