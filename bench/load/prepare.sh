@@ -51,3 +51,13 @@ wrk_numbers() {
          / requests in / { requests = $1 } /Non-2xx/ { non2xx = $NF }
          END { printf "%.0f %.3f %.3f %d %d\n", rps, p50, p99, requests, non2xx }'
 }
+
+# Writes $work/nginx.conf: nginx with WORKERS worker processes on PORT, answering every review
+# with ANSWER (the webhook's own answer to it, as a fixed body).
+write_nginx_conf() {
+    local workers=$1 port=$2 answer=$3 escaped
+    escaped=$(sed -e 's/[\/&|]/\\&/g' <<<"$answer")
+    sed -e "s|@WORKERS@|$workers|; s|@DIR@|$work|g; s|@PORT@|$port|" \
+        -e "s|@ALLOWED@|$escaped|" -e "s|@DENIED@|$escaped|" \
+        bench/load/nginx.conf.in >"$work/nginx.conf"
+}

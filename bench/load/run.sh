@@ -54,10 +54,7 @@ done
 answer=$(curl -sf --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary "@$body" \
     "https://localhost:${ports[ours]}/validate")
 
-escape_sed() { sed -e 's/[\/&|]/\\&/g' <<<"$1"; }
-sed -e "s|@WORKERS@|$threads|; s|@DIR@|$work|g; s|@PORT@|${ports[nginx]}|" \
-    -e "s|@ALLOWED@|$(escape_sed "$answer")|" -e "s|@DENIED@|$(escape_sed "$answer")|" \
-    bench/load/nginx.conf.in >"$work/nginx.conf"
+write_nginx_conf "$threads" "${ports[nginx]}" "$answer"
 "${server_cpu[@]}" nginx -c "$work/nginx.conf" -e "$work/nginx-error.log" &
 pids+=($!)
 
