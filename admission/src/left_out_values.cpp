@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -422,38 +423,45 @@ KeyAt next_key(std::string_view body, std::size_t from, std::string_view quoted_
 constexpr std::array<std::string_view, 2> members_before_managed_fields{R"("ownerReferences")",
                                                                         R"("finalizers")"};
 
-// Where the value of the managedFields that follow the annotations ending at `from` begins, past
-// the members that may be written between them (checked too); npos when another member follows,
-// or when anything met is not taken by the check.
-std::size_t managed_fields_after(std::string_view body, std::size_t from, std::size_t nesting) {
+// What the walk from annotations found to their object's managedFields met.
+struct ManagedFields {
+    std::optional<LeftOutValue> value;  // the managedFields' value, checked
+    bool refused = false;               // something on the way the check does not take
+};
+
+// The managedFields that follow the annotations ending at `from`, past the members that may be
+// written between them (checked too); none when another member comes first or the object ends.
+ManagedFields managed_fields_after(std::string_view body, std::size_t from, std::size_t nesting) {
     constexpr std::string_view managed_fields = R"("managedFields")";
     std::size_t i = skip_space(body, from);
     for (std::size_t members = 0; members <= members_before_managed_fields.size(); ++members) {
         if (at(body, i) != ',') {
-            return npos;
+            return {};
         }
         i = skip_space(body, i + 1);
         const std::size_t key_end = at(body, i) == '"' ? checked_string_end(body, i) : npos;
         const std::size_t colon = key_end == npos ? npos : skip_space(body, key_end);
         if (colon == npos || at(body, colon) != ':') {
-            return npos;
+            return {.value = std::nullopt, .refused = true};
         }
         const std::string_view key = body.substr(i, key_end - i);
         const std::size_t value = skip_space(body, colon + 1);
-        if (key == managed_fields) {
-            return value;
-        }
-        if (std::find(members_before_managed_fields.begin(), members_before_managed_fields.end(),
-                      key) == members_before_managed_fields.end()) {
-            return npos;
+        const bool before =
+            std::find(members_before_managed_fields.begin(), members_before_managed_fields.end(),
+                      key) != members_before_managed_fields.end();
+        if (key != managed_fields && !before) {
+            return {};
         }
         const std::size_t value_end = checked_value_end(body, value, nesting);
         if (value_end == npos) {
-            return npos;
+            return {.value = std::nullopt, .refused = true};
+        }
+        if (!before) {
+            return {.value = LeftOutValue{value, value_end}, .refused = false};
         }
         i = skip_space(body, value_end);
     }
-    return npos;
+    return {};
 }
 
 }  // namespace
@@ -479,18 +487,21 @@ LeftOutValues find_left_out_values(std::string_view body, std::size_t max_depth)
             break;
         }
         found.values[found.count++] = {next.value, end};
-        std::size_t searched_from = end;
+        if (found.count == found.values.size()) {
+            break;
+        }
         // managedFields, a tree of small objects (a key for each field its managers set), is
         // cheaper to check than to tokenize too. It is taken where it follows annotations found,
-        // as in an object applied with kubectl: a search of its own would cost about what it
-        // saves.
-        if (const std::size_t managed = managed_fields_after(body, end, nesting);
-            managed != npos && found.count < found.values.size()) {
-            if (const std::size_t managed_end = checked_value_end(body, managed, nesting);
-                managed_end != npos) {
-                found.values[found.count++] = {managed, managed_end};
-                searched_from = managed_end;
-            }
+        // as in an object applied with kubectl: a search of its own would cost more than it
+        // saves. What the walk to it finds the check does not take ends the search, as above.
+        const ManagedFields managed = managed_fields_after(body, end, nesting);
+        if (managed.refused) {
+            break;
+        }
+        std::size_t searched_from = end;
+        if (managed.value) {
+            found.values[found.count++] = *managed.value;
+            searched_from = managed.value->end;
         }
         // A name inside a value found is not looked for.
         next = next_key(body, searched_from, annotations);

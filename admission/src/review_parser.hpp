@@ -20,10 +20,10 @@ namespace mdadmit::admission {
 // still read and checked, only no values are built for it. A number beyond a double (1e999) is
 // refused where it is read, skipped parts included, instead of in a walk over the DOM.
 //
-// The object's annotations are found before the tokenizer runs, checked by a scan that decodes
-// nothing, and given to the tokenizer as `null` (left_out_values.hpp): a kubectl apply's last
-// applied form is one long string of escaped quotes, which the tokenizer would decode a byte at
-// a time only for it to be left out.
+// The object's annotations, and the managedFields that follow them, are found before the
+// tokenizer runs, checked by a scan that decodes nothing, and given to the tokenizer as `null`
+// (left_out_values.hpp): a kubectl apply's last applied form is one long string of escaped
+// quotes, which the tokenizer would decode a byte at a time only for it to be left out.
 //
 // A parser is reused from one body to the next (reset(), then write()), so that the stack of
 // values it grows for a large review is kept.

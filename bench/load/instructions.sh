@@ -50,8 +50,8 @@ start_nginx() {
         nginx -c "$work/nginx.conf" -e "$work/nginx-error.log" 2>>"$work/nginx.log" &
 }
 
-# The instructions of one run of `server` (all its processes and threads) and the requests it
-# answered, from start-up to exit.
+# One run of `server`: sets run_instructions (all its processes and threads, from start-up to
+# exit) and run_requests (the requests wrk had answered).
 run_once() {
     local server=$1 duration=$2 path=/validate stop=TERM
     local run="$server.$duration"
@@ -71,21 +71,15 @@ run_once() {
             --data-binary "@$body" "https://localhost:$port/validate" && break
         sleep 0.2
     done
-    local requests
-    requests=$(MDADMIT_BODY=$body MDADMIT_CASE=$bench_case MDADMIT_CLOSE=$close MDADMIT_PATH=$path \
-        wrk -t1 -c16 -d "${duration}s" -s bench/load/post.lua "https://localhost:$port" |
-        awk '/ requests in / { print $1 }')
+    run_requests=$(MDADMIT_BODY=$body MDADMIT_CASE=$bench_case MDADMIT_CLOSE=$close \
+        MDADMIT_PATH=$path wrk -t1 -c16 -d "${duration}s" -s bench/load/post.lua \
+        "https://localhost:$port" | awk '/ requests in / { print $1 }')
+    # Each process writes its counts as it exits; nginx's master exits after its worker.
     kill -"$stop" "$pid"
     wait "$pid" || true
-    # nginx's master can be gone before its worker has written its counts.
-    while pgrep -f "$counts/$run" >/dev/null; do
-        sleep 0.2
-    done
-    local instructions
-    instructions=$(for out in "$counts/$run".*; do
+    run_instructions=$(for out in "$counts/$run".*; do
         callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
     done | awk '{ sum += $1 } END { print sum }')
-    echo "$instructions $requests"
 }
 
 # The answer nginx gives: the webhook's own, taken from a plain run of it.
@@ -109,8 +103,10 @@ echo "load: $load, 16 connections; review: $bench_case ($(wc -c <"$body") bytes)
 printf '%-10s %10s %10s %24s\n' server requests "" "instructions per request"
 declare -A per_request
 for server in ours transport nginx; do
-    read -r short_instructions short_requests < <(run_once "$server" "$seconds")
-    read -r long_instructions long_requests < <(run_once "$server" $((3 * seconds)))
+    run_once "$server" "$seconds"
+    short_instructions=$run_instructions short_requests=$run_requests
+    run_once "$server" $((3 * seconds))
+    long_instructions=$run_instructions long_requests=$run_requests
     if ((long_requests <= short_requests)); then
         echo "$server answered no more requests in the longer run ($short_requests, $long_requests)" >&2
         exit 1

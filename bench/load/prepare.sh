@@ -55,9 +55,15 @@ wrk_numbers() {
 # Writes $work/nginx.conf: nginx with WORKERS worker processes on PORT, answering every review
 # with ANSWER (the webhook's own answer to it, as a fixed body).
 write_nginx_conf() {
-    local workers=$1 port=$2 answer=$3 escaped
-    escaped=$(sed -e 's/[\/&|]/\\&/g' <<<"$answer")
+    local workers=$1 port=$2 answer=$3 quoted
+    if [[ $answer == *'$'* ]]; then
+        echo "the answer holds a \$, which nginx would read as a variable" >&2
+        return 1
+    fi
+    # In a quoted string nginx reads a backslash and a quote as escapes; in a replacement sed
+    # reads a backslash, & and the delimiter.
+    quoted=$(sed -e "s/[\\\\']/\\\\&/g" -e 's/[\\&|]/\\&/g' <<<"$answer")
     sed -e "s|@WORKERS@|$workers|; s|@DIR@|$work|g; s|@PORT@|$port|" \
-        -e "s|@ALLOWED@|$escaped|" -e "s|@DENIED@|$escaped|" \
+        -e "s|@ALLOWED@|$quoted|" -e "s|@DENIED@|$quoted|" \
         bench/load/nginx.conf.in >"$work/nginx.conf"
 }

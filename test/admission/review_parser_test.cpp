@@ -286,6 +286,32 @@ TEST_F(ReviewParserTest, TheManagedFieldsAfterAnAppliedFormAreLeftOutUnread) {
     EXPECT_EQ(parser.checked_values(), 4u);
 }
 
+TEST_F(ReviewParserTest, TheManagedFieldsAfterANameFoundElsewhereAreStillLeftOut) {
+    // The search finds "annotations" inside the key x"annotations, which the parser reads; the
+    // managedFields after it are metadata's own, left out.
+    const std::string body =
+        R"({"request": {"uid": "u", "object": {"metadata": {"x\"annotations": {"a": "\\"},
+            "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}], "name": "a"}}}})";
+    json::value expected = json::parse(body);
+    expected.at("request").at("object").at("metadata").as_object().erase("managedFields");
+    EXPECT_EQ(parsed(body), expected);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(parser.checked_values(), 1u);
+}
+
+TEST_F(ReviewParserTest, TheManagedFieldsAfterAnAppliedFormNestedToTheDepthLimit) {
+    // managedFields lie four containers deep, as the annotations do; the parser allows 32.
+    const auto nested = [](std::size_t containers) {
+        return R"({"request": {"object": {"metadata": {"annotations": {"a": "\\"}, "managedFields": )" +
+               std::string(containers, '[') + std::string(containers, ']') + "}}}}";
+    };
+    EXPECT_EQ(parsed(nested(28)), json::parse(R"({"request": {"object": {"metadata": {}}}})"));
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(parser.checked_values(), 2u);
+    parsed(nested(29));
+    EXPECT_NE(error, "");
+}
+
 TEST_F(ReviewParserTest, TheManagedFieldsAfterAnAppliedFormAreStillCheckedAsJson) {
     for (const std::string_view managed_fields : {
              R"([{"manager": 01}])",
@@ -408,9 +434,10 @@ TEST_F(DivertingParserTest, ACreatesObjectGoesToTheBuilder) {
 
 TEST_F(DivertingParserTest, TheBuilderMissesNothingOfAnAppliedForm) {
     const json::value document = parsed(R"({"request": {"uid": "u", "operation": "CREATE",
-        "object": {"metadata": {"name": "a", "annotations": {"last-applied": "{\"spec\":{}}"}},
+        "object": {"metadata": {"name": "a", "annotations": {"last-applied": "{\"spec\":{}}"},
+                                "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
                    "spec": {"roles": [{"name": "r"}]}}, "dryRun": false}})");
-    EXPECT_EQ(parser.checked_values(), 1u);
+    EXPECT_EQ(parser.checked_values(), 2u);
     expect_envelope_and_model(document);
 }
 
