@@ -19,10 +19,7 @@ require_free_ports 18443
     --instance-types bench/data/instance-types.yaml --log-level warn >/dev/null 2>&1 &
 webhook_pid=$!
 pids+=("$webhook_pid")
-for _ in $(seq 50); do
-    curl -sf --cacert "$work/ca.crt" https://localhost:18443/healthz >/dev/null && break
-    sleep 0.1
-done
+await_answer 50 https://localhost:18443/healthz
 # Warm-up before gdb attaches: the first requests of a connection grow what it keeps.
 MDADMIT_BODY=$body MDADMIT_CASE=$bench_case MDADMIT_CLOSE=0 MDADMIT_PATH= \
     wrk -t1 -c2 -d"$((seconds + 30))s" -s bench/load/post.lua https://localhost:18443 >/dev/null &

@@ -58,10 +58,7 @@ current_pid=${pids[0]}
 start "$baseline" 18445
 baseline_pid=${pids[1]}
 for port in 18443 18445; do
-    for _ in $(seq 50); do
-        curl -sf --cacert "$work/ca.crt" "${curl_mtls[@]}" "https://localhost:$port/healthz" >/dev/null && break
-        sleep 0.1
-    done
+    await_answer 50 "${curl_mtls[@]}" "https://localhost:$port/healthz"
 done
 
 if [[ $loads == *api* ]]; then

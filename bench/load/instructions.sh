@@ -39,11 +39,11 @@ chmod 711 "$work"
 counts="$work/counts"
 mkdir -m 1777 "$counts"
 
+webhook=("$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key"
+    --listen "127.0.0.1:$port" --health-listen off --threads 1
+    --instance-types bench/data/instance-types.yaml --log-level warn)
 start_webhook() {
-    valgrind --tool=callgrind --callgrind-out-file="$counts/$1.%p" \
-        "$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
-        --listen "127.0.0.1:$port" --health-listen off --threads 1 \
-        --instance-types bench/data/instance-types.yaml --log-level warn 2>>"$work/webhook.log" &
+    valgrind --tool=callgrind --callgrind-out-file="$counts/$1.%p" "${webhook[@]}" 2>>"$work/webhook.log" &
 }
 start_nginx() {
     valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$counts/$1.%p" \
@@ -66,11 +66,9 @@ run_once() {
     fi
     local pid=$!
     pids+=("$pid")
-    for _ in $(seq 150); do
-        curl -sf -o /dev/null --cacert "$work/ca.crt" -H 'Content-Type: application/json' \
-            --data-binary "@$body" "https://localhost:$port/validate" && break
-        sleep 0.2
-    done
+    # nginx answers /validate alone; under valgrind a server takes seconds to start.
+    await_answer 300 -H 'Content-Type: application/json' --data-binary "@$body" \
+        "https://localhost:$port/validate"
     run_requests=$(MDADMIT_BODY=$body MDADMIT_CASE=$bench_case MDADMIT_CLOSE=$close \
         MDADMIT_PATH=$path wrk -t1 -c16 -d "${duration}s" -s bench/load/post.lua \
         "https://localhost:$port" | awk '/ requests in / { print $1 }')
@@ -83,15 +81,10 @@ run_once() {
 }
 
 # The answer nginx gives: the webhook's own, taken from a plain run of it.
-"$build/server/mdadmit-webhook" --cert-file "$work/tls.crt" --key-file "$work/tls.key" \
-    --listen "127.0.0.1:$port" --health-listen off --threads 1 \
-    --instance-types bench/data/instance-types.yaml --log-level warn 2>>"$work/webhook.log" &
+"${webhook[@]}" 2>>"$work/webhook.log" &
 answering=$!
 pids+=("$answering")
-for _ in $(seq 50); do
-    curl -sf -o /dev/null --cacert "$work/ca.crt" "https://localhost:$port/healthz" && break
-    sleep 0.1
-done
+await_answer 50 "https://localhost:$port/healthz"
 answer=$(curl -sf --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary "@$body" \
     "https://localhost:$port/validate")
 kill "$answering"

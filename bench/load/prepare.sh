@@ -43,6 +43,17 @@ require_free_ports() {
     done
 }
 
+# Waits until a server answers `curl -sf` (with this run's CA) given ARGS, its URL and options,
+# trying every 0.1 s up to TRIES times; a server that never answers shows in what follows.
+await_answer() {
+    local tries=$1
+    shift
+    for _ in $(seq "$tries"); do
+        curl -sf -o /dev/null --cacert "$work/ca.crt" "$@" && return
+        sleep 0.1
+    done
+}
+
 # The numbers of a `wrk --latency` report on stdin: requests/s, p50 and p99 in ms, the requests
 # answered, and how many answers were other than 2xx and 3xx.
 wrk_numbers() {

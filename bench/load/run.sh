@@ -47,10 +47,7 @@ declare -A paths=([transport]=/healthz)
     --instance-types bench/data/instance-types.yaml --log-level "${MDADMIT_BENCH_LOG_LEVEL:-warn}" 2>"$work/webhook.log" &
 webhook_pid=$!
 pids+=("$webhook_pid")
-for _ in $(seq 50); do
-    curl -sf --cacert "$work/ca.crt" "https://localhost:${ports[ours]}/healthz" >/dev/null && break
-    sleep 0.1
-done
+await_answer 50 "https://localhost:${ports[ours]}/healthz"
 answer=$(curl -sf --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary "@$body" \
     "https://localhost:${ports[ours]}/validate")
 
