@@ -20,6 +20,10 @@ command -v valgrind >/dev/null || {
     echo "valgrind is missing: tools/setup.sh --bench installs it" >&2
     exit 1
 }
+[[ -x "$baseline/bench/mdadmit_engine_bench" ]] || {
+    echo "no engine micro benchmark in $baseline/bench: give a build directory of the baseline" >&2
+    exit 1
+}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMDADMIT_BUILD_TESTS=OFF -DMDADMIT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target mdadmit_engine_bench >/dev/null
 
@@ -28,10 +32,15 @@ trap 'rm -f "$out"' EXIT
 # Instructions per call of Admission::admit in one benchmark of one build. Only the calls are
 # counted (callgrind collects inside Admission::admit alone); the benchmark function calls it
 # once per iteration, and its line in the caller tree gives the number of calls.
+# A run that fails leaves no count behind, so that it cannot report the run before it.
 per_review() {
+    rm -f "$out"
     valgrind --tool=callgrind --toggle-collect='mdadmit::admission::Admission::admit*' \
         --callgrind-out-file="$out" "$1/bench/mdadmit_engine_bench" \
-        --benchmark_filter="^admit/$2\$" --benchmark_min_time=0.5 >/dev/null 2>&1
+        --benchmark_filter="^admit/$2\$" --benchmark_min_time=0.5 >/dev/null 2>&1 || {
+        echo "callgrind failed on $1/bench/mdadmit_engine_bench, admit/$2" >&2
+        return 1
+    }
     local total calls
     total=$(callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
     calls=$(callgrind_annotate --tree=caller --threshold=100 "$out" |

@@ -9,6 +9,7 @@
 // that instantiates them.
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "document_tokenizer.hpp"
 #include "left_out_values.hpp"
 
 namespace mdadmit::admission {
@@ -28,8 +29,9 @@ ReviewParser::ReviewParser(const json::parse_options& options, unsigned char* st
     : max_depth_(options.max_depth), parser_(options, stack, size) {}
 
 void ReviewParser::reset(json::storage_ptr memory) {
+    memory_ = std::move(memory);
     parser_.reset();
-    parser_.handler().values.reset(std::move(memory));
+    parser_.handler().values.reset(memory_);
     parser_.handler().begin_document();
 }
 
@@ -66,11 +68,31 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
 }
 
 json::value ReviewParser::write(std::string_view body, error_code& ec) {
+    Handler& handler = parser_.handler();
+    checked_values_ = 0;
+    const auto leaves_out = [&] {
+        const bool left = handler.leaves_out_value();
+        checked_values_ += left ? 1 : 0;
+        return left;
+    };
+    if (tokenize_document(body, max_depth_, leaves_out, handler, unescaped_)) {
+        return handler.values.release();
+    }
+    // Read again by Boost.JSON's tokenizer, which says what is wrong with the document or reads
+    // what the tokenizer above leaves to it; the object is no longer diverted, since the builder
+    // has had some of it.
+    parser_.reset();
+    handler.values.reset(memory_);
+    handler.begin_document();
+    checked_values_ = 0;
+    return write_by_boost(body, ec);
+}
+
+json::value ReviewParser::write_by_boost(std::string_view body, error_code& ec) {
     // What the tokenizer reads where a left-out value was: any value is left out alike, and a
     // scalar needs no room in the nesting the tokenizer allows.
     constexpr std::string_view placeholder = "null";
     std::size_t from = 0;
-    checked_values_ = 0;
     for (const LeftOutValue& value : find_left_out_values(body, max_depth_)) {
         if (!feed(body.substr(from, value.begin - from), true, ec)) {
             return json::value();

@@ -20,10 +20,14 @@ namespace mdadmit::admission {
 // still read and checked, only no values are built for it. A number beyond a double (1e999) is
 // refused where it is read, skipped parts included, instead of in a walk over the DOM.
 //
-// The object's annotations, and the managedFields that follow them, are found before the
-// tokenizer runs, checked by a scan that decodes nothing, and given to the tokenizer as `null`
-// (left_out_values.hpp): a kubectl apply's last applied form is one long string of escaped
-// quotes, which the tokenizer would decode a byte at a time only for it to be left out.
+// A review is read by a tokenizer of its own (document_tokenizer.hpp) in one straight pass.
+// Where a left-out value begins, the tokenizer checks it with a scan that decodes nothing
+// (json_scan::checked_value_end) and gives the handler `null`: a kubectl apply's last applied
+// form is one long string of escaped quotes, which would otherwise be decoded only to be left
+// out. A body the tokenizer does not take (an error, a number with a fraction or an exponent,
+// half a surrogate pair, nesting past 64) is read again by Boost.JSON's tokenizer, given `null`
+// for the left-out values found beforehand (left_out_values.hpp), so that errors and numbers are
+// Boost.JSON's; the object then goes into the DOM, not to the builder.
 //
 // A parser is reused from one body to the next (reset(), then write()), so that the stack of
 // values it grows for a large review is kept.
@@ -55,6 +59,9 @@ class ReviewParser {
     std::size_t checked_values() const { return checked_values_; }
 
   private:
+    // Reads `body` with Boost.JSON's tokenizer, given `null` in place of the left-out values
+    // find_left_out_values finds.
+    boost::json::value write_by_boost(std::string_view body, boost::system::error_code& ec);
     // Gives the tokenizer `bytes`, with `more` to come or not; false once it has failed.
     bool feed(std::string_view bytes, bool more, boost::system::error_code& ec);
 
@@ -89,8 +96,10 @@ class ReviewParser {
         // Whether the value the tokenizer reads next is one left out, at `nesting` containers:
         // its key has been read, and nothing of it yet.
         bool awaits_left_out_value(std::size_t nesting) const {
-            return skipping && skip_depth == 0 && depth + divert_depth == nesting;
+            return leaves_out_value() && depth + divert_depth == nesting;
         }
+        // Whether the value the tokenizer reads next is one left out, at any nesting.
+        bool leaves_out_value() const { return skipping && skip_depth == 0; }
 
         boost::json::value_stack values;
         std::size_t depth = 0;      // containers open
@@ -172,6 +181,8 @@ class ReviewParser {
 
     std::size_t max_depth_;
     std::size_t checked_values_ = 0;
+    boost::json::storage_ptr memory_;  // of the document begun
+    std::string unescaped_;            // a key or string with escapes, decoded
     boost::json::basic_parser<Handler> parser_;
 };
 

@@ -131,8 +131,9 @@ bool checked_in_exact_block(std::string_view text) {
     return is_checked_json_value(std::string_view(block.get(), text.size()), deep);
 }
 
-// Every escape and UTF-8 sequence at every place of a long string, across the sixteen-byte
-// steps the scan takes: taken exactly when Boost.JSON reads it, and always when it is valid.
+// Every escape and UTF-8 sequence at every place of a long string, across the sixteen- and
+// thirty-two-byte steps the scan takes: taken exactly when Boost.JSON reads it, and always when it
+// is valid.
 TEST(CheckedJsonValue, AnyEscapeAtAnyPlaceOfALongString) {
     const std::vector<std::string> valid = {R"(\")",        R"(\\)",
                                             R"(\/)",        R"(\n)",
@@ -144,8 +145,8 @@ TEST(CheckedJsonValue, AnyEscapeAtAnyPlaceOfALongString) {
     const std::vector<std::string> invalid = {R"(\x)",    R"(\)",         "\x01", "\xc3",
                                               "\xe2\x82", "\xf0\x9f\x98", "\xff", R"(\u00)",
                                               R"(\"\x)",  R"(\"\"\"\q\")"};
-    for (std::size_t place = 0; place < 40; ++place) {
-        for (const std::size_t tail : {0, 1, 15, 16, 17, 40}) {
+    for (std::size_t place = 0; place < 72; ++place) {
+        for (const std::size_t tail : {0, 1, 15, 16, 17, 31, 32, 33, 40}) {
             for (const std::string& piece : valid) {
                 const std::string text =
                     '"' + std::string(place, 'x') + piece + std::string(tail, 'y') + '"';

@@ -1,8 +1,10 @@
 // AdmissionReview bytes into the admission library, on both paths: any input gets an answer
-// (an AdmissionReview or an HTTP error), never a crash, and the same answer twice. The review
-// parser reads what Boost.JSON's own parser reads, less the members it leaves out, and the check
-// that stands in for Boost.JSON on the annotations takes nothing Boost.JSON refuses.
+// (an AdmissionReview or an HTTP error), never a crash, and the same answer twice. The review's
+// tokenizer makes Boost.JSON's calls for what it takes, the review parser reads what Boost.JSON's
+// own parser reads, less the members it leaves out, and the check that stands in for Boost.JSON
+// on left-out values takes nothing Boost.JSON refuses.
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,6 +12,8 @@
 #include <variant>
 
 #include "check.hpp"
+#include "document_tokenizer.hpp"
+#include "json_call_recorder.hpp"
 #include "left_out_values.hpp"
 #include "mdadmit/admission/admission.hpp"
 #include "mdadmit/rules/engine.hpp"
@@ -85,6 +89,26 @@ void erase_left_out(boost::json::value& document) {
     }
 }
 
+// What the review's tokenizer takes, Boost.JSON's parser reads with the same calls.
+void check_tokenizer(std::string_view body) {
+    constexpr std::size_t max_depth = rules::limits::max_json_depth;
+    test::JsonCallRecorder own;
+    std::string unescaped;
+    if (!admission::tokenize_document(
+            body, max_depth, [] { return false; }, own, unescaped)) {
+        return;
+    }
+    boost::json::parse_options options;
+    options.max_depth = max_depth;
+    boost::json::basic_parser<test::JsonCallRecorder> parser(options);
+    boost::system::error_code ec;
+    const std::size_t taken = parser.write_some(false, body.data(), body.size(), ec);
+    FUZZ_CHECK(!ec && taken == body.size(), "the tokenizer takes what Boost.JSON refuses (%s)",
+               ec.message().c_str());
+    FUZZ_CHECK(parser.handler().calls == own.calls,
+               "the tokenizer makes other calls than Boost.JSON's parser");
+}
+
 void check_review_parser(std::string_view body) {
     boost::json::parse_options options;
     options.max_depth = rules::limits::max_json_depth;
@@ -145,6 +169,7 @@ void check_built_models(std::string_view body) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const admission::Admission admission(engine());
     const std::string_view body(reinterpret_cast<const char*>(data), size);
+    check_tokenizer(body);
     check_review_parser(body);
     check_checked_value(body);
     check_built_models(body);

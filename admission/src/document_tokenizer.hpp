@@ -1,0 +1,134 @@
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <boost/system/error_code.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "json_scan.hpp"
+
+namespace mdadmit::admission {
+
+// The containers the tokenizer keeps open at most; a deeper document is left to Boost.JSON.
+inline constexpr std::size_t tokenizer_most_nesting = 64;
+
+// Reads `text` as one whole JSON document and makes the calls of Boost.JSON's basic_parser to
+// `handler` (on_document_begin ... on_document_end), as basic_parser makes them for a document
+// given in one piece, except that a key or string is never given in parts. It takes the common
+// case of a review only, in a straight pass without basic_parser's means to stop and resume: it
+// returns false, having made the calls for some part of the text, where Boost.JSON refuses the
+// document and also where it leaves one to Boost.JSON: a number with a fraction or an exponent or
+// of more than 18 digits, a `\u` escape of half a surrogate pair, nesting deeper than
+// `max_depth` or tokenizer_most_nesting, or a call that returns false. Whatever it returns true
+// for, Boost.JSON reads with the same calls.
+//
+// Where a value is about to begin and `leaves_out()` says the handler leaves it out, the value is
+// checked without a call (json_scan::checked_value_end) and given as `null`: the handler leaves
+// such a value out whatever it is. A key or string with escapes is given decoded in `unescaped`,
+// whose memory is kept from one document to the next.
+template <typename Handler, typename LeavesOut>
+bool tokenize_document(std::string_view text, std::size_t max_depth, LeavesOut leaves_out,
+                       Handler& handler, std::string& unescaped) {
+    using namespace json_scan;
+    boost::system::error_code ec;
+    const std::size_t nesting_limit = std::min(max_depth, tokenizer_most_nesting);
+    std::array<std::size_t, tokenizer_most_nesting> counts;  // members or elements of each
+    std::uint64_t objects = 0;  // bit n: the container at nesting n + 1 is an object
+    std::size_t nesting = 0;
+
+    if (!handler.on_document_begin(ec)) {
+        return false;
+    }
+    std::size_t i = skip_space(text, 0);
+    bool expect_key = false;
+    for (;;) {
+        if (expect_key) {
+            std::string_view key;
+            if (at(text, i) != '"' || (i = string_end(text, i, key, unescaped)) == npos) {
+                return false;
+            }
+            i = skip_space(text, i);
+            if (at(text, i) != ':' || !handler.on_key(key, key.size(), ec)) {
+                return false;
+            }
+            i = skip_space(text, i + 1);
+        }
+        // A value begins at i.
+        const char first = at(text, i);
+        if (leaves_out()) {
+            i = checked_value_end(text, i, max_depth - nesting);
+            if (i == npos || !handler.on_null(ec)) {
+                return false;
+            }
+        } else if (first == '{' || first == '[') {
+            const bool object = first == '{';
+            if (nesting == nesting_limit ||
+                !(object ? handler.on_object_begin(ec) : handler.on_array_begin(ec))) {
+                return false;
+            }
+            objects =
+                (objects & ~(std::uint64_t{1} << nesting)) | (std::uint64_t{object} << nesting);
+            counts[nesting++] = 0;
+            i = skip_space(text, i + 1);
+            if (at(text, i) != (object ? '}' : ']')) {
+                expect_key = object;
+                continue;
+            }
+            --nesting;
+            ++i;
+            if (!(object ? handler.on_object_end(0, ec) : handler.on_array_end(0, ec))) {
+                return false;
+            }
+        } else if (first == '"') {
+            std::string_view value;
+            if ((i = string_end(text, i, value, unescaped)) == npos ||
+                !handler.on_string(value, value.size(), ec)) {
+                return false;
+            }
+        } else if (first == 't' || first == 'f' || first == 'n') {
+            const std::string_view literal = first == 't'   ? "true"
+                                             : first == 'f' ? "false"
+                                                            : "null";
+            if (text.substr(i, literal.size()) != literal ||
+                !(first == 'n' ? handler.on_null(ec) : handler.on_bool(first == 't', ec))) {
+                return false;
+            }
+            i += literal.size();
+        } else {
+            const std::size_t begin = i;
+            std::int64_t value = 0;
+            if (!read_integer(text, i, value) ||
+                !handler.on_int64(value, text.substr(begin, i - begin), ec)) {
+                return false;
+            }
+        }
+        // A value has ended at i: its container goes on, ends, or there is none.
+        for (;;) {
+            i = skip_space(text, i);
+            if (nesting == 0) {
+                return i == text.size() && handler.on_document_end(ec);
+            }
+            const bool object = (objects >> (nesting - 1)) & 1;
+            ++counts[nesting - 1];
+            if (at(text, i) == ',') {
+                i = skip_space(text, i + 1);
+                expect_key = object;
+                break;
+            }
+            if (at(text, i) != (object ? '}' : ']')) {
+                return false;
+            }
+            --nesting;
+            ++i;
+            if (!(object ? handler.on_object_end(counts[nesting], ec)
+                         : handler.on_array_end(counts[nesting], ec))) {
+                return false;
+            }
+        }
+    }
+}
+
+}  // namespace mdadmit::admission
