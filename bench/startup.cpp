@@ -4,8 +4,6 @@
 //
 //   mdadmit_startup --webhook build/server/mdadmit-webhook [--runs 20] [--max-ms 50]
 //
-// Exit 0 when the median exec to ready is under --max-ms. [--max-ms 50]
-//
 // Exit 0 when the median exec to ready is under --max-ms.
 #include <fcntl.h>
 #include <spawn.h>
