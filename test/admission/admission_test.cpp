@@ -542,6 +542,26 @@ TEST(AnswerText, IsWhatBoostJsonWouldSerializeEscapesIncluded) {
                                            {"message", "too \\ big"}}));
 }
 
+TEST(AnswerText, EscapesAnyByteWhereverItFallsInALongText) {
+    // Texts are passed sixteen plain bytes at a time: the byte that needs an escape (or none,
+    // beyond ASCII) falls at every place of the first sixteen and past them.
+    const admission::ReviewEnvelope envelope{"admission.k8s.io/v1", "uid"};
+    std::vector<std::string> warnings;
+    for (std::size_t place = 0; place <= 40; ++place) {
+        for (const std::string_view special : {"\"", "\\", "\n", "\x01", "\x7f", "\xc3\xa9"}) {
+            warnings.push_back(std::string(place, 'x') + std::string(special) +
+                               std::string(20, 'y'));
+        }
+    }
+    const json::object expected{
+        {"apiVersion", envelope.api_version},
+        {"kind", "AdmissionReview"},
+        {"response", json::object{{"uid", envelope.uid},
+                                  {"allowed", true},
+                                  {"warnings", json::array(warnings.begin(), warnings.end())}}}};
+    EXPECT_EQ(admission::allowed_review(envelope, warnings), json::serialize(expected));
+}
+
 }  // namespace
 }  // namespace mdadmit::test
 
