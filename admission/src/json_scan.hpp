@@ -267,26 +267,26 @@ inline std::size_t checked_string_rest_end(std::string_view text, std::size_t i)
     }
 }
 
-// One past a string at `i` (its opening quote), checked, or npos.
-inline std::size_t checked_string_end(std::string_view text, std::size_t i) {
-    return checked_string_rest_end(text, i + 1);
+#if defined(__SSE2__)
+// Bit n: the byte at `i` + n, of sixteen, needs a closer look than printable ASCII without
+// escapes (a quote, a backslash, a control byte, a byte of UTF-8 beyond ASCII).
+inline unsigned plain_stops(std::string_view text, std::size_t i) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    // Compared as signed bytes, those of 0x80 and above are below 0x20 too.
+    return static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                                                    _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))),
+                                       _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)))));
 }
+#endif
 
 // Where the printable ASCII bytes without escapes that a string's content begins with at `i`
 // end: at the byte that needs a closer look, or the text's size. Most of a review's keys and
 // strings are such bytes up to their closing quote.
 inline std::size_t plain_prefix_end(std::string_view text, std::size_t i) {
 #if defined(__SSE2__)
-    const __m128i quotes = _mm_set1_epi8('"');
-    const __m128i backslashes = _mm_set1_epi8('\\');
-    const __m128i spaces = _mm_set1_epi8(0x20);
     for (; i + 16 <= text.size(); i += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-        // Compared as signed bytes, those of 0x80 and above are below 0x20 too.
-        const auto stops = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(bytes, quotes), _mm_cmpeq_epi8(bytes, backslashes)),
-            _mm_cmplt_epi8(bytes, spaces))));
-        if (stops != 0) {
+        if (const unsigned stops = plain_stops(text, i); stops != 0) {
             return i + static_cast<std::size_t>(__builtin_ctz(stops));
         }
     }
@@ -295,6 +295,22 @@ inline std::size_t plain_prefix_end(std::string_view text, std::size_t i) {
         ++i;
     }
     return i;
+}
+
+// One past a string at `i` (its opening quote), checked, or npos.
+inline std::size_t checked_string_end(std::string_view text, std::size_t i) {
+    ++i;
+#if defined(__SSE2__)
+    // Most keys (managedFields' are all keys) are short and plain: one look at sixteen bytes
+    // ends them. A long string goes on in past_plain's longer steps.
+    if (i + 16 <= text.size()) {
+        if (const unsigned stops = plain_stops(text, i); stops != 0) {
+            const std::size_t stop = i + static_cast<std::size_t>(__builtin_ctz(stops));
+            return text[stop] == '"' ? stop + 1 : checked_string_rest_end(text, stop);
+        }
+    }
+#endif
+    return checked_string_rest_end(text, i);
 }
 
 // One past the key or string whose content goes on at `i`, after its plain prefix, with its
