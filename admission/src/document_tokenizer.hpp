@@ -13,7 +13,7 @@
 namespace mdadmit::admission {
 
 // The containers the tokenizer keeps open at most; a deeper document is left to Boost.JSON.
-inline constexpr std::size_t tokenizer_most_nesting = 64;
+inline constexpr std::size_t tokenizer_most_nesting = json_scan::OpenContainers::most;
 
 // Reads `text` as one whole JSON document and makes the calls of Boost.JSON's basic_parser to
 // `handler` (on_document_begin ... on_document_end), as basic_parser makes them for a document
@@ -36,8 +36,7 @@ bool tokenize_document(std::string_view text, std::size_t max_depth, LeavesOut l
     boost::system::error_code ec;
     const std::size_t nesting_limit = std::min(max_depth, tokenizer_most_nesting);
     std::array<std::size_t, tokenizer_most_nesting> counts;  // members or elements of each
-    std::uint64_t objects = 0;  // bit n: the container at nesting n + 1 is an object
-    std::size_t nesting = 0;
+    OpenContainers open;
 
     if (!handler.on_document_begin(ec)) {
         return false;
@@ -59,25 +58,24 @@ bool tokenize_document(std::string_view text, std::size_t max_depth, LeavesOut l
         // A value begins at i.
         const char first = at(text, i);
         if (leaves_out()) {
-            i = checked_value_end(text, i, max_depth - nesting);
+            i = checked_value_end(text, i, max_depth - open.size());
             if (i == npos || !handler.on_null(ec)) {
                 return false;
             }
         } else if (first == '{' || first == '[') {
             const bool object = first == '{';
-            if (nesting == nesting_limit ||
+            if (open.size() == nesting_limit ||
                 !(object ? handler.on_object_begin(ec) : handler.on_array_begin(ec))) {
                 return false;
             }
-            objects =
-                (objects & ~(std::uint64_t{1} << nesting)) | (std::uint64_t{object} << nesting);
-            counts[nesting++] = 0;
+            counts[open.size()] = 0;
+            open.open(object);
             i = skip_space(text, i + 1);
             if (at(text, i) != (object ? '}' : ']')) {
                 expect_key = object;
                 continue;
             }
-            --nesting;
+            open.close();
             ++i;
             if (!(object ? handler.on_object_end(0, ec) : handler.on_array_end(0, ec))) {
                 return false;
@@ -108,11 +106,11 @@ bool tokenize_document(std::string_view text, std::size_t max_depth, LeavesOut l
         // A value has ended at i: its container goes on, ends, or there is none.
         for (;;) {
             i = skip_space(text, i);
-            if (nesting == 0) {
+            if (open.size() == 0) {
                 return i == text.size() && handler.on_document_end(ec);
             }
-            const bool object = (objects >> (nesting - 1)) & 1;
-            ++counts[nesting - 1];
+            const bool object = open.innermost_is_object();
+            const std::size_t members = ++counts[open.size() - 1];
             if (at(text, i) == ',') {
                 i = skip_space(text, i + 1);
                 expect_key = object;
@@ -121,10 +119,10 @@ bool tokenize_document(std::string_view text, std::size_t max_depth, LeavesOut l
             if (at(text, i) != (object ? '}' : ']')) {
                 return false;
             }
-            --nesting;
+            open.close();
             ++i;
-            if (!(object ? handler.on_object_end(counts[nesting], ec)
-                         : handler.on_array_end(counts[nesting], ec))) {
+            if (!(object ? handler.on_object_end(members, ec)
+                         : handler.on_array_end(members, ec))) {
                 return false;
             }
         }

@@ -1,5 +1,6 @@
 #include "json_scan.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mdadmit::admission::json_scan {
@@ -59,9 +60,6 @@ std::size_t scalar_end(std::string_view text, std::size_t i) {
             return number_end(text, i);
     }
 }
-
-// The containers nested are tracked one bit each (set for an object), so no more than 64.
-constexpr std::size_t most_tracked_nesting = 64;
 
 // Appends the UTF-8 form of `code`, a code point below U+10000 that is no surrogate.
 void append_utf8(unsigned code, std::string& out) {
@@ -124,11 +122,8 @@ std::string_view unescape(std::string_view content, std::string& out) {
 }  // namespace
 
 std::size_t checked_value_end(std::string_view text, std::size_t i, std::size_t max_nesting) {
-    if (max_nesting > most_tracked_nesting) {
-        max_nesting = most_tracked_nesting;
-    }
-    std::uint64_t objects = 0;  // bit n: the container at nesting n + 1 is an object
-    std::size_t nesting = 0;
+    max_nesting = std::min(max_nesting, OpenContainers::most);
+    OpenContainers open;
     bool expect_key = false;
     for (;;) {
         // A value begins at i, or a key of the innermost object.
@@ -144,19 +139,17 @@ std::size_t checked_value_end(std::string_view text, std::size_t i, std::size_t 
         }
         const char c = at(text, i);
         if (c == '{' || c == '[') {
-            if (nesting == max_nesting) {
+            if (open.size() == max_nesting) {
                 return npos;
             }
             const bool object = c == '{';
-            objects =
-                (objects & ~(std::uint64_t{1} << nesting)) | (std::uint64_t{object} << nesting);
-            ++nesting;
+            open.open(object);
             i = skip_space(text, i + 1);
             if (at(text, i) != (object ? '}' : ']')) {
                 expect_key = object;
                 continue;
             }
-            --nesting;
+            open.close();
             ++i;
         } else {
             i = scalar_end(text, i);
@@ -166,10 +159,10 @@ std::size_t checked_value_end(std::string_view text, std::size_t i, std::size_t 
         }
         // A value has ended at i: its container goes on, ends, or there is none.
         for (;;) {
-            if (nesting == 0) {
+            if (open.size() == 0) {
                 return i;
             }
-            const bool object = (objects >> (nesting - 1)) & 1;
+            const bool object = open.innermost_is_object();
             i = skip_space(text, i);
             if (at(text, i) == ',') {
                 i = skip_space(text, i + 1);
@@ -179,7 +172,7 @@ std::size_t checked_value_end(std::string_view text, std::size_t i, std::size_t 
             if (at(text, i) != (object ? '}' : ']')) {
                 return npos;
             }
-            --nesting;
+            open.close();
             ++i;
         }
     }

@@ -369,6 +369,25 @@ inline bool read_integer(std::string_view text, std::size_t& i, std::int64_t& va
     return true;
 }
 
+// The containers a scan has open, innermost last, each an object or an array: a bit each, so no
+// more than `most`.
+class OpenContainers {
+  public:
+    static constexpr std::size_t most = 64;
+
+    std::size_t size() const { return size_; }
+    void open(bool object) {
+        kinds_ = (kinds_ & ~(std::uint64_t{1} << size_)) | (std::uint64_t{object} << size_);
+        ++size_;
+    }
+    void close() { --size_; }
+    bool innermost_is_object() const { return (kinds_ >> (size_ - 1)) & 1; }
+
+  private:
+    std::uint64_t kinds_ = 0;  // bit n: the container n + 1 deep is an object
+    std::size_t size_ = 0;
+};
+
 // One past the value at `i` (its first byte), checked to be exactly one JSON value with at most
 // `max_nesting` containers nested that Boost.JSON reads without error, or npos. A number with an
 // exponent or written in more than 300 characters, a `\u` escape of half a surrogate pair, or

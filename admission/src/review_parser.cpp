@@ -79,12 +79,9 @@ json::value ReviewParser::write(std::string_view body, error_code& ec) {
         return handler.values.release();
     }
     // Read again by Boost.JSON's tokenizer, which says what is wrong with the document or reads
-    // what the tokenizer above leaves to it; the object is no longer diverted, since the builder
-    // has had some of it.
-    parser_.reset();
-    handler.values.reset(memory_);
-    handler.begin_document();
-    checked_values_ = 0;
+    // what the tokenizer above leaves to it; the document begins anew, with the object no longer
+    // diverted, since the builder has had some of it.
+    reset(memory_);
     return write_by_boost(body, ec);
 }
 
@@ -93,6 +90,7 @@ json::value ReviewParser::write_by_boost(std::string_view body, error_code& ec) 
     // scalar needs no room in the nesting the tokenizer allows.
     constexpr std::string_view placeholder = "null";
     std::size_t from = 0;
+    checked_values_ = 0;
     for (const LeftOutValue& value : find_left_out_values(body, max_depth_)) {
         if (!feed(body.substr(from, value.begin - from), true, ec)) {
             return json::value();

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/array.hpp>
-#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 #include <optional>
@@ -25,15 +24,7 @@ constexpr std::size_t max_depth = 32;
 
 // Boost.JSON's calls for `text` given in one piece, or nullopt where it refuses the text.
 std::optional<std::vector<std::string>> boost_calls(std::string_view text) {
-    json::parse_options options;
-    options.max_depth = max_depth;
-    json::basic_parser<JsonCallRecorder> parser(options);
-    error_code ec;
-    const std::size_t taken = parser.write_some(false, text.data(), text.size(), ec);
-    if (ec || taken != text.size()) {
-        return std::nullopt;
-    }
-    return parser.handler().calls;
+    return boost_parser_calls(text, max_depth);
 }
 
 // The tokenizer's calls for `text`, or nullopt where it does not take the text; the value of

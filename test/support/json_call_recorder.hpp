@@ -1,12 +1,15 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 #include <boost/system/error_code.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -67,5 +70,20 @@ struct JsonCallRecorder {
     bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
     bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
 };
+
+// Boost.JSON's calls for `text` given in one piece, nesting at most `max_depth`, or nullopt where
+// it refuses the text.
+inline std::optional<std::vector<std::string>> boost_parser_calls(std::string_view text,
+                                                                  std::size_t max_depth) {
+    boost::json::parse_options options;
+    options.max_depth = max_depth;
+    boost::json::basic_parser<JsonCallRecorder> parser(options);
+    boost::system::error_code ec;
+    const std::size_t taken = parser.write_some(false, text.data(), text.size(), ec);
+    if (ec || taken != text.size()) {
+        return std::nullopt;
+    }
+    return parser.handler().calls;
+}
 
 }  // namespace mdadmit::test
