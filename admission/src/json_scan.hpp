@@ -302,12 +302,14 @@ inline std::size_t checked_string_end(std::string_view text, std::size_t i) {
     ++i;
 #if defined(__SSE2__)
     // Most keys (managedFields' are all keys) are short and plain: one look at sixteen bytes
-    // ends them. A long string goes on in past_plain's longer steps.
+    // ends them. A long string goes on in past_plain's longer steps after the sixteen looked at.
     if (i + 16 <= text.size()) {
-        if (const unsigned stops = plain_stops(text, i); stops != 0) {
-            const std::size_t stop = i + static_cast<std::size_t>(__builtin_ctz(stops));
-            return text[stop] == '"' ? stop + 1 : checked_string_rest_end(text, stop);
+        const unsigned stops = plain_stops(text, i);
+        if (stops == 0) {
+            return checked_string_rest_end(text, i + 16);
         }
+        const std::size_t stop = i + static_cast<std::size_t>(__builtin_ctz(stops));
+        return text[stop] == '"' ? stop + 1 : checked_string_rest_end(text, stop);
     }
 #endif
     return checked_string_rest_end(text, i);
