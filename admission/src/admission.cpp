@@ -103,15 +103,65 @@ rules::Operation operation_of(std::string_view text) {
     return rules::Operation::create;
 }
 
+// What admission reads of an AdmissionReview's request, found in one pass over its members
+// rather than looked up one by one. A DOM keeps one member of each key, so the pass finds what
+// the lookups would.
+struct RequestMembers {
+    std::string_view uid;
+    std::string_view operation;
+    std::string_view namespace_name;
+    std::string_view name;
+    const json::object* kind = nullptr;       // request.kind: group, version and kind
+    const json::object* user_info = nullptr;  // request.userInfo
+    const json::value* object = nullptr;
+    const json::value* old_object = nullptr;
+    bool dry_run = false;
+};
+
+std::string_view text_of(const json::value& value) {
+    return value.is_string() ? std::string_view(value.get_string()) : std::string_view();
+}
+
+RequestMembers members_of(const json::object& request) {
+    RequestMembers out;
+    for (const json::key_value_pair& member : request) {
+        const std::string_view key = member.key();
+        const json::value& value = member.value();
+        if (key == "uid") {
+            out.uid = text_of(value);
+        } else if (key == "operation") {
+            out.operation = text_of(value);
+        } else if (key == "namespace") {
+            out.namespace_name = text_of(value);
+        } else if (key == "name") {
+            out.name = text_of(value);
+        } else if (key == "kind") {
+            out.kind = value.if_object();
+        } else if (key == "userInfo") {
+            out.user_info = value.if_object();
+        } else if (key == "object") {
+            out.object = &value;
+        } else if (key == "oldObject") {
+            out.old_object = &value;
+        } else if (key == "dryRun") {
+            out.dry_run = value.is_bool() && value.get_bool();
+        }
+    }
+    return out;
+}
+
 // The model built as the review was parsed, when the review is a ModelDeployment's CREATE whose
 // object went whole to the builder; nullopt when the object must be read from a DOM.
 std::optional<rules::ModelDeployment> built_model(const json::value& document,
                                                   rules::ModelBuilder& builder) {
     const json::object* request = object_at(document.if_object(), "request");
-    const json::object* kind = object_at(request, "kind");
-    if (request == nullptr || request->contains("object") ||
-        text_at(request, "operation") != "CREATE" || text_at(kind, "group") != judged_group ||
-        text_at(kind, "kind") != judged_kind) {
+    if (request == nullptr) {
+        return std::nullopt;
+    }
+    const RequestMembers members = members_of(*request);
+    if (members.object != nullptr || members.operation != "CREATE" ||
+        text_at(members.kind, "group") != judged_group ||
+        text_at(members.kind, "kind") != judged_kind) {
         return std::nullopt;
     }
     return builder.finish();
@@ -244,37 +294,35 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     if (request == nullptr) {
         return http_error(400, "BadRequest", "the AdmissionReview has no request");
     }
+    const RequestMembers members = members_of(*request);
     Outcome out = emptied(std::move(storage));
-    out.uid = text_at(request, "uid");
+    out.uid = members.uid;
     if (out.uid.empty()) {
         return http_error(400, "BadRequest", "request.uid is missing");
     }
     const ReviewEnvelope envelope{api_version, out.uid};
-    const json::object* kind = object_at(request, "kind");
-    const json::object* user = object_at(request, "userInfo");
-    const json::value* object = request->if_contains("object");
-    out.operation = text_at(request, "operation");
+    const json::object* kind = members.kind;
+    const json::value* object = members.object;
+    out.operation = members.operation;
     out.kind = text_at(kind, "kind");
-    out.namespace_name = text_at(request, "namespace");
-    out.name = text_at(request, "name");
+    out.namespace_name = members.namespace_name;
+    out.name = members.name;
     if (out.name.empty() && object != nullptr) {
         out.name = text_at(object_at(object->if_object(), "metadata"), "name");
     }
     if (out.name.empty() && built) {
         out.name = built->name;
     }
-    out.user = text_at(user, "username");
-    const json::value* dry_run = request->if_contains("dryRun");
-    out.dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->get_bool();
+    out.user = text_at(members.user_info, "username");
+    out.dry_run = members.dry_run;
 
     out.counts.operation = operation_label(out.operation);
     const rules::Operation operation = operation_of(out.operation);
     if (path == AdmissionPath::mutate) {
         static const json::value absent;
-        const json::value* pod = request->if_contains("object");
         const auto identity = text_at(kind, "group").empty() && out.kind == "Pod" &&
                                       operation == rules::Operation::create
-                                  ? rules::identify_pod(pod != nullptr ? *pod : absent)
+                                  ? rules::identify_pod(object != nullptr ? *object : absent)
                                   : std::nullopt;
         out.verdict = "allowed";
         if (!identity) {
@@ -285,7 +333,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
         }
         // The Pod outlives this request's arena while its ModelDeployment is looked up.
         return PendingPod{
-            out.namespace_name, identity->deployment,     json::value(*pod, json::storage_ptr()),
+            out.namespace_name, identity->deployment,     json::value(*object, json::storage_ptr()),
             *identity,          std::string(api_version), std::move(out)};
     }
     const bool judged = text_at(kind, "group") == judged_group && out.kind == judged_kind;
@@ -307,7 +355,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     }
     try {
         static const json::value absent;
-        const json::value* old_object = request->if_contains("oldObject");
+        const json::value* old_object = members.old_object;
         const rules::Evaluation evaluation =
             judge_({object != nullptr ? *object : absent,
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,

@@ -83,11 +83,8 @@ std::map<EngineKind, FlagSpelling> parse_flag_spellings(const json::value& value
 
 }  // namespace data_file
 
-bool spells(std::string_view written, std::string_view flag, std::string_view shortest_prefix,
-            const FlagSpelling& spelling) {
-    if (differ_at_first_letter(written, flag)) {
-        return false;
-    }
+bool spells_past_first_letter(std::string_view written, std::string_view flag,
+                              std::string_view shortest_prefix, const FlagSpelling& spelling) {
     if (!written.starts_with("--")) {
         return written == flag;  // short aliases have one spelling
     }

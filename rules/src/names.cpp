@@ -1,6 +1,5 @@
 // Display names of the core's enums and the small queries on its value types.
 #include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "mdadmit/rules/facts.hpp"
@@ -92,19 +91,30 @@ std::string_view to_string(FlagTarget target) {
     return "unknown";
 }
 
+namespace {
+
+// Whether `text` holds `word`, written in lower case, in any case: ASCII only, as a
+// manufacturer's name is, and without a lower-case copy of `text`.
+bool holds_in_any_case(std::string_view text, std::string_view word) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    return std::search(text.begin(), text.end(), word.begin(), word.end(),
+                       [&](char a, char b) { return lower(a) == b; }) != text.end();
+}
+
+}  // namespace
+
 Platform platform_from_manufacturer(std::string_view manufacturer) {
-    const std::string lower = lowercase(manufacturer);
-    if (lower.find_first_not_of(" \t") == std::string::npos) {
+    if (manufacturer.find_first_not_of(" \t") == std::string_view::npos) {
         return Platform::unknown;
     }
-    if (lower.find("nvidia") != std::string::npos) {
+    if (holds_in_any_case(manufacturer, "nvidia")) {
         return Platform::nvidia;
     }
-    if (lower.find("amd") != std::string::npos ||
-        lower.find("advanced micro") != std::string::npos) {
+    if (holds_in_any_case(manufacturer, "amd") ||
+        holds_in_any_case(manufacturer, "advanced micro")) {
         return Platform::amd;
     }
-    if (lower.find("ascend") != std::string::npos || lower.find("huawei") != std::string::npos) {
+    if (holds_in_any_case(manufacturer, "ascend") || holds_in_any_case(manufacturer, "huawei")) {
         return Platform::ascend;
     }
     return Platform::other;

@@ -129,8 +129,14 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
 }
 
 Quantity Quantity::of(std::int64_t value) {
-    // Every int64 is a well-formed quantity.
-    return *parse(std::to_string(value));
+    // What parse() makes of the value's decimal text (a sign, digits, no fraction or suffix),
+    // without reading the text back.
+    Quantity q;
+    q.text_ = std::to_string(value);
+    q.negative_ = value < 0;
+    q.digits_.assign(q.text_, q.negative_ ? 1 : 0);
+    q.settle();
+    return q;
 }
 
 void Quantity::settle() {

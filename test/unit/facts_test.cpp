@@ -159,6 +159,13 @@ TEST(Facts, PlatformFromTheInstanceTypesManufacturer) {
               rules::Platform::amd);
     EXPECT_EQ(rules::platform_from_manufacturer("Huawei"), rules::Platform::ascend);
     EXPECT_EQ(rules::platform_from_manufacturer("Intel"), rules::Platform::other);
+    // Read in any case, anywhere in the name; blank is not yet known.
+    EXPECT_EQ(rules::platform_from_manufacturer("nvidia"), rules::Platform::nvidia);
+    EXPECT_EQ(rules::platform_from_manufacturer("Nvidia Corp"), rules::Platform::nvidia);
+    EXPECT_EQ(rules::platform_from_manufacturer("AMD"), rules::Platform::amd);
+    EXPECT_EQ(rules::platform_from_manufacturer("Huawei ASCEND"), rules::Platform::ascend);
+    EXPECT_EQ(rules::platform_from_manufacturer("NVIDI"), rules::Platform::other);
+    EXPECT_EQ(rules::platform_from_manufacturer(" \t"), rules::Platform::unknown);
 }
 
 }  // namespace

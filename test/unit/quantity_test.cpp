@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 #include "mdadmit/rules/quantity.hpp"
 
@@ -64,6 +65,21 @@ TEST(Quantity, ValuesBeyondInt64AreWholeButUncounted) {
     EXPECT_EQ(count("-9223372036854775808"), std::numeric_limits<std::int64_t>::min());
     EXPECT_EQ(Quantity::of(std::numeric_limits<std::int64_t>::min()).whole_count(),
               std::numeric_limits<std::int64_t>::min());
+}
+
+TEST(Quantity, AnIntegerIsTheQuantityOfItsDecimalText) {
+    constexpr auto min = std::numeric_limits<std::int64_t>::min();
+    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    for (const std::int64_t value :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1}, std::int64_t{8}, std::int64_t{10},
+          std::int64_t{-300}, std::int64_t{1024}, std::int64_t{1000000}, std::int64_t{120034000},
+          min, min + 1, max, max - 1, std::int64_t{-9000000000000000000}}) {
+        const auto read = Quantity::parse(std::to_string(value));
+        ASSERT_TRUE(read.has_value()) << value;
+        EXPECT_EQ(Quantity::of(value), *read) << value;
+        EXPECT_EQ(Quantity::of(value).whole_count(), value);
+        EXPECT_EQ(Quantity::of(value).text(), std::to_string(value));
+    }
 }
 
 TEST(Quantity, MalformedTextIsRefused) {

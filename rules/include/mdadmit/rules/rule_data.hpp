@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mdadmit/rules/arg_stream.hpp"
 #include "mdadmit/rules/enforcement.hpp"
 #include "mdadmit/rules/finding.hpp"
 #include "mdadmit/rules/model.hpp"
@@ -203,9 +204,19 @@ struct ParallelTable {
     void index_spellings();
 };
 
-// Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`.
-bool spells(std::string_view written, std::string_view flag, std::string_view shortest_prefix,
-            const FlagSpelling& spelling);
+// Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`, for a pair
+// that does not differ at its first letter.
+bool spells_past_first_letter(std::string_view written, std::string_view flag,
+                              std::string_view shortest_prefix, const FlagSpelling& spelling);
+
+// Whether `written` (a flag name, cut at '=') is an engine's spelling of `flag`. Rules hold
+// every flag of a role against tables of dozens, and most pairs differ at the first letter:
+// told here, without a call.
+inline bool spells(std::string_view written, std::string_view flag,
+                   std::string_view shortest_prefix, const FlagSpelling& spelling) {
+    return !differ_at_first_letter(written, flag) &&
+           spells_past_first_letter(written, flag, shortest_prefix, spelling);
+}
 
 struct RuleData {
     int version = 0;
