@@ -11,10 +11,10 @@ RUN tools/pgo-build.sh /build \
     && strip /build/server/mdadmit-webhook /build/cli/mdadmit
 
 FROM debian:12-slim
-# The shared libraries the binaries link (libyaml, spdlog, fmt, OpenSSL) and CA roots; Boost
-# is compiled in.
+# The shared libraries the binaries link (libyaml, spdlog, fmt, OpenSSL, liburing) and CA
+# roots; Boost is compiled in.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libyaml-0-2 libspdlog1.10 libfmt9 libssl3 ca-certificates \
+    && apt-get install -y --no-install-recommends libyaml-0-2 libspdlog1.10 libfmt9 libssl3 liburing2 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/server/mdadmit-webhook /build/cli/mdadmit /usr/local/bin/
 # The rule data is built into the binary; --rules-data replaces it at start-up.

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
     g++ cmake make pkg-config git openssl ca-certificates curl
     libboost1.81-dev libssl-dev
-    nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-dev
+    nlohmann-json3-dev libvalijson-dev libspdlog-dev libyaml-dev liburing-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
 )
 # The manifest tests render manifests/ with `kubectl kustomize`; Debian's kubectl (1.20) when

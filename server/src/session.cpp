@@ -136,6 +136,31 @@ std::size_t write_at_once(Stream& stream, std::string_view bytes, beast::error_c
     return 0;
 }
 
+// A stream that can hand the answers of its thread's connections to the kernel together.
+template <typename Stream>
+concept GathersWrites = requires(Stream& stream, asio::const_buffer bytes, beast::error_code& ec) {
+    { stream.write_gathered(bytes, ec) } -> std::convertible_to<std::size_t>;
+    { Stream::gathers_writes() } -> std::convertible_to<bool>;
+};
+static_assert(GathersWrites<TlsStream> && !GathersWrites<beast::tcp_stream>);
+
+template <typename Stream>
+bool gathers_writes() {
+    if constexpr (GathersWrites<Stream>) {
+        return Stream::gathers_writes();
+    }
+    return false;
+}
+
+// As write_at_once, the answer gathered with the others of its thread (TlsStream).
+template <typename Stream>
+std::size_t write_gathered(Stream& stream, std::string_view bytes, beast::error_code& ec) {
+    if constexpr (GathersWrites<Stream>) {
+        return stream.write_gathered(asio::buffer(bytes), ec);
+    }
+    return write_at_once(stream, bytes, ec);
+}
+
 // Writes the rest of an answer, waiting for the stream to take it.
 template <typename Stream>
 asio::awaitable<beast::error_code> write_rest(Stream& stream, std::string_view rest,
@@ -270,21 +295,28 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
                         keep_alive, request.method() == http::verb::head},
                        response.body, wire);
         // Requests on several connections that one wait of the event loop found ready are all
-        // read and judged before the first of their answers is written: the answer goes to the
-        // back of the thread's queue, behind the other requests' handlers. The answers then
-        // leave together and wake a client waiting on them once, not once each; on a loaded
-        // machine each such wake-up costs the writer several microseconds of system time
-        // (bench/RESULTS.md, fourteenth run). A thread with one connection has nothing to
-        // gather and writes at once, and so does an answer that closes its connection: what
-        // follows it is the client's next handshake, whose cost no gathering changes.
-        if (keep_alive && env.registry.size() > 1) {
+        // read and judged before the first of their answers is written, and the answers then
+        // leave together: a client waiting on several is woken once, not once each, and on a
+        // loaded machine each such wake-up costs the writer several microseconds of system
+        // time (bench/RESULTS.md, fourteenth run). Over TLS, where the kernel offers io_uring,
+        // the answer is gathered with the thread's others and all go in one system call once
+        // the ready handlers have run: written one send() each, each answer's wake-up of the
+        // client switched the writer out before the next (twenty-third run). Otherwise the
+        // answer goes to the back of the thread's queue, behind the other requests' handlers.
+        // A thread with one connection has nothing to gather and writes at once, and so does
+        // an answer that closes its connection: what follows it is the client's next
+        // handshake, whose cost no gathering changes.
+        const bool gathered = keep_alive && env.registry.size() > 1;
+        const bool by_kernel = gathered && gathers_writes<Stream>();
+        if (gathered && !by_kernel) {
             co_await asio::post(stream.get_executor(), asio::use_awaitable);
         }
         // As write_all, without a coroutine frame of its own when the socket takes the answer
         // at once. Asio recycles two frames per thread: each more in use per request is a heap
         // allocation and release.
         beast::error_code write_ec;
-        const std::size_t written = write_at_once(stream, wire, write_ec);
+        const std::size_t written = by_kernel ? write_gathered(stream, wire, write_ec)
+                                              : write_at_once(stream, wire, write_ec);
         if (!write_ec && written < wire.size()) {
             write_ec = co_await write_rest(stream, std::string_view(wire).substr(written),
                                            env.timeouts.write);

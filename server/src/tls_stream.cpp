@@ -6,8 +6,13 @@
 
 #include <climits>
 #include <cstring>
+#include <vector>
+
+#include "batch_sender.hpp"
 
 namespace mdadmit::server {
+
+thread_local std::vector<std::shared_ptr<TlsStream::State>> TlsStream::batch_;
 
 std::optional<TlsStream> TlsStream::accept(boost::asio::ip::tcp::socket socket, SSL_CTX* context) {
     boost::system::error_code ec;
@@ -74,6 +79,21 @@ int TlsStream::bio_read(BIO* bio, char* out, int size) {
 int TlsStream::bio_write(BIO* bio, const char* bytes, int size) {
     State& state = *static_cast<State*>(BIO_get_data(bio));
     BIO_clear_retry_flags(bio);
+    // A gathered write joins the batch, after what its connection already has there (the
+    // records before, or the answers before to requests that came together).
+    if (state.gathering && (state.in_batch || state.outbox.empty())) {
+        state.outbox.append(bytes, static_cast<std::size_t>(size));
+        gather(state);
+        return size;
+    }
+    // Otherwise what the outbox holds goes first. While the socket has no room for it, a
+    // writer waits as for a full socket: a client that reads no answers gets no more of them.
+    if (!state.outbox.empty() && !send_outbox(state)) {
+        if (!state.failed) {
+            BIO_set_retry_write(bio);
+        }
+        return -1;
+    }
     // MSG_NOSIGNAL: a client that has gone is a write error, not a SIGPIPE.
     const ssize_t sent =
         ::send(state.socket.native_handle(), bytes, static_cast<std::size_t>(size), MSG_NOSIGNAL);
@@ -86,11 +106,113 @@ int TlsStream::bio_write(BIO* bio, const char* bytes, int size) {
     return -1;  // errno says why, for failure()
 }
 
+std::size_t TlsStream::write_gathered(boost::asio::const_buffer buffer,
+                                      boost::system::error_code& ec) {
+    if (BatchSender::of_this_thread() == nullptr) {
+        return write_now(buffer, ec);
+    }
+    state_->gathering = true;
+    const std::size_t written = write_now(buffer, ec);
+    state_->gathering = false;
+    return written;
+}
+
+bool TlsStream::send_outbox(State& state) {
+    std::size_t sent = 0;
+    while (sent < state.outbox.size()) {
+        const ssize_t result = ::send(state.socket.native_handle(), state.outbox.data() + sent,
+                                      state.outbox.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (result >= 0) {
+            sent += static_cast<std::size_t>(result);
+            continue;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            state.failed = true;
+            state.outbox.clear();
+            return false;
+        }
+        break;
+    }
+    state.outbox.erase(0, sent);
+    return state.outbox.empty();
+}
+
+void TlsStream::gather(State& state) {
+    if (state.in_batch) {
+        return;
+    }
+    state.in_batch = true;
+    if (batch_.empty()) {
+        // Behind every handler the event loop has ready: the requests one wait found ready
+        // are all read and judged before their answers leave.
+        boost::asio::post(state.socket.get_executor(), [] { send_batch(); });
+    }
+    batch_.push_back(state.shared_from_this());
+}
+
+void TlsStream::send_batch() {
+    // Kept from one batch to the next, as the batch is: sending one allocates nothing.
+    thread_local std::vector<BatchSender::Send> sends;
+    sends.clear();
+    for (const auto& state : batch_) {
+        sends.push_back({state->closed ? -1 : state->socket.native_handle(), state->outbox});
+    }
+    if (BatchSender* sender = BatchSender::of_this_thread(); sender != nullptr) {
+        sender->send_all(sends);
+    } else {
+        for (auto& send : sends) {
+            send.result = -EAGAIN;  // the ring failed since: each sends by itself below
+        }
+    }
+    for (std::size_t k = 0; k < batch_.size(); ++k) {
+        std::shared_ptr<State> state = std::move(batch_[k]);
+        state->in_batch = false;
+        const long result = sends[k].result;
+        if (state->closed) {
+            continue;  // shutdown() sent what it could
+        }
+        if (result > 0) {
+            state->outbox.erase(0, static_cast<std::size_t>(result));
+        } else if (result != -EAGAIN && result != -EWOULDBLOCK && result != -EINTR) {
+            state->failed = true;  // as a send() that failed: the client has gone
+            state->outbox.clear();
+        }
+        // What the socket had no room for (or, without a sender, all of it) is sent by itself.
+        if (!state->outbox.empty() && !send_outbox(*state) && !state->failed) {
+            await_room(std::move(state));
+        }
+    }
+    batch_.clear();
+}
+
+void TlsStream::await_room(std::shared_ptr<State> state) {
+    if (state->awaits_room) {
+        return;
+    }
+    state->awaits_room = true;
+    boost::asio::ip::tcp::socket& socket = state->socket;
+    socket.async_wait(boost::asio::socket_base::wait_write,
+                      [state = std::move(state)](boost::system::error_code ec) mutable {
+                          state->awaits_room = false;
+                          // Cancelled: the connection is closing, and shutdown() sends what
+                          // it can.
+                          if (ec || state->closed || state->outbox.empty()) {
+                              return;
+                          }
+                          if (!send_outbox(*state) && !state->failed) {
+                              await_room(std::move(state));
+                          }
+                      });
+}
+
 long TlsStream::bio_control(BIO* bio, int command, long, void*) {
     const Inbox& inbox = static_cast<State*>(BIO_get_data(bio))->inbox;
     switch (command) {
         case BIO_CTRL_FLUSH:
-            return 1;  // every write went to the socket
+            return 1;  // every write went to the socket, or to the outbox, which is sent alone
         case BIO_CTRL_EOF:
             return inbox.finished() && inbox.unread() == 0 ? 1 : 0;
         case BIO_CTRL_PENDING:
@@ -117,6 +239,11 @@ void TlsStream::acknowledge_now(State& state) {
 }
 
 void TlsStream::shutdown() {
+    // A gathered answer may still wait for its batch: it goes first, as far as the socket
+    // takes it now.
+    if (!state_->outbox.empty() && !state_->failed) {
+        send_outbox(*state_);
+    }
     ERR_clear_error();
     if (!state_->failed && SSL_is_init_finished(state_->ssl) == 1) {
         SSL_shutdown(state_->ssl);

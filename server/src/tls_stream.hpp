@@ -39,6 +39,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "batch_sender.hpp"
 
 namespace mdadmit::server {
 
@@ -96,6 +99,14 @@ class TlsStream {
     std::size_t write_now(boost::asio::const_buffer buffer, boost::system::error_code& ec) {
         return now(Write{buffer, {}}, ec);
     }
+    // As write_now, for an answer gathered with those of the thread's other connections: its
+    // records are kept until every handler the event loop has ready has run, and then handed
+    // to the kernel with the others' in one system call (BatchSender), which sends what the
+    // sockets take and waits for room for the rest. Where the kernel offers no io_uring, the
+    // same as write_now.
+    std::size_t write_gathered(boost::asio::const_buffer buffer, boost::system::error_code& ec);
+    // Whether write_gathered gathers on this thread.
+    static bool gathers_writes() { return BatchSender::of_this_thread() != nullptr; }
 
     // Beast writes a response as a header of many small buffers and a body: the longest prefix
     // up to one TLS record is joined and written as one record (one write to the socket),
@@ -159,7 +170,7 @@ class TlsStream {
         bool finished_ = false;
     };
 
-    struct State {
+    struct State : std::enable_shared_from_this<State> {
         State(boost::asio::ip::tcp::socket s, SSL* connection)
             : socket(std::move(s)), timer(socket.get_executor()), ssl(connection) {}
         ~State() { SSL_free(ssl); }
@@ -192,6 +203,13 @@ class TlsStream {
         bool failed = false;
         // After shutdown() the descriptor number may already belong to another connection.
         bool closed = false;
+        // Records OpenSSL has written that the socket has not taken yet: a gathered answer
+        // until the thread's batch is sent, and what the socket had no room for then. Every
+        // later write goes after them.
+        std::string outbox;
+        bool gathering = false;    // the write in progress is a gathered one
+        bool in_batch = false;     // the outbox is in the thread's batch
+        bool awaits_room = false;  // waiting for the socket to take the rest of the outbox
     };
 
     // Acknowledges at once what the connection has received. A TLS 1.3 server sends nothing
@@ -205,6 +223,17 @@ class TlsStream {
     static BIO_METHOD* connection_bio_method();
     static int bio_read(BIO* bio, char* out, int size);
     static int bio_write(BIO* bio, const char* bytes, int size);
+    // Sends what the outbox holds, as far as the socket takes it; whether it is empty now. On
+    // a failure the connection has failed and errno says why.
+    static bool send_outbox(State& state);
+    // Puts the connection's outbox into the thread's batch, which is sent once the handlers
+    // the event loop has ready have run.
+    static void gather(State& state);
+    static void send_batch();
+    // The connections of this thread whose outbox waits for the batch to be sent.
+    static thread_local std::vector<std::shared_ptr<State>> batch_;
+    // Sends the rest of the outbox once the socket has room for it.
+    static void await_room(std::shared_ptr<State> state);
     static long bio_control(BIO* bio, int command, long number, void* pointer);
 
     // One non-blocking OpenSSL call each; 1 on success, else OpenSSL's return value.

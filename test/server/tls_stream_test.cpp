@@ -16,6 +16,7 @@
 #include <functional>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "test_certificates.hpp"
 #include "tls_context.hpp"
@@ -512,6 +513,89 @@ TEST_F(TlsStreamTest, AWriteOfManyRecordsArrivesWhole) {
         received += client.open(closed);
     }
     EXPECT_EQ(received, body);
+}
+
+// Writes all of `bytes` as gathered writes, a record at a time as OpenSSL takes them; whether
+// every write took its record at once.
+bool gather(TlsStream& stream, std::string_view bytes) {
+    while (!bytes.empty()) {
+        boost::system::error_code ec;
+        const std::size_t written = stream.write_gathered(asio::buffer(bytes), ec);
+        if (ec || written == 0) {
+            return false;
+        }
+        bytes.remove_prefix(written);
+    }
+    return true;
+}
+
+// Answers gathered on several connections are kept until the ready handlers of the event loop
+// have run, then leave together: each client gets its own, whole, and a write after a gathered
+// one comes after it.
+TEST_F(TlsStreamTest, GatheredWritesLeaveTogetherOnceTheLoopRunsOnEachWholeAndInOrder) {
+    if (!TlsStream::gathers_writes()) {
+        GTEST_SKIP() << "the kernel refuses io_uring here: gathered writes are plain writes";
+    }
+    std::vector<Connection> connections;
+    std::vector<std::unique_ptr<MemoryClient>> clients;
+    for (int k = 0; k < 3; ++k) {
+        connections.push_back(connect());
+        clients.push_back(std::make_unique<MemoryClient>());
+        handshake(connections[k].client, connections[k].server, *clients[k]);
+    }
+    std::vector<std::string> bodies;
+    for (std::size_t k = 0; k < connections.size(); ++k) {
+        bodies.push_back(std::to_string(k) + alphabet(1'000 + 20'000 * k));
+        EXPECT_TRUE(gather(connections[k].server, bodies[k]));
+    }
+    for (auto& connection : connections) {
+        EXPECT_EQ(connection.client.receive(std::chrono::milliseconds(20)), "");
+    }
+    io_.poll();
+    io_.restart();
+    for (std::size_t k = 0; k < connections.size(); ++k) {
+        EXPECT_FALSE(write_all(connections[k].server, "after"));
+        std::string received;
+        bool closed = false;
+        for (int i = 0; i < 50 && received.size() < bodies[k].size() + 5; ++i) {
+            clients[k]->incoming(connections[k].client.receive(std::chrono::milliseconds(20)));
+            received += clients[k]->open(closed);
+        }
+        EXPECT_EQ(received.size(), bodies[k].size() + 5) << k;
+        EXPECT_TRUE(received == bodies[k] + "after") << k;
+    }
+}
+
+// A gathered write the socket has no room for is kept and sent as room comes, and what is
+// written after it waits behind it.
+TEST_F(TlsStreamTest, AGatheredWriteTheSocketCannotTakeIsSentAsRoomComes) {
+    if (!TlsStream::gathers_writes()) {
+        GTEST_SKIP() << "the kernel refuses io_uring here: gathered writes are plain writes";
+    }
+    auto connection = connect(4096);
+    MemoryClient client;
+    handshake(connection.client, connection.server, client);
+    const std::string body = alphabet(3'000'000);
+    EXPECT_TRUE(gather(connection.server, body));
+    std::atomic<bool> written{false};
+    asio::async_write(connection.server, asio::buffer(std::string_view("after")),
+                      [&](boost::system::error_code error, std::size_t) {
+                          EXPECT_FALSE(error) << error.message();
+                          written = true;
+                      });
+    std::string received;
+    bool closed = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (received.size() < body.size() + 5 && std::chrono::steady_clock::now() < until) {
+        io_.poll();
+        io_.restart();
+        client.incoming(connection.client.receive(std::chrono::milliseconds(5)));
+        received += client.open(closed);
+    }
+    io_.poll();
+    EXPECT_TRUE(written);
+    EXPECT_EQ(received.size(), body.size() + 5);
+    EXPECT_TRUE(received == body + "after");
 }
 
 TEST_F(TlsStreamTest, TimeoutsEndTheHandshakeTheReadAndTheWrite) {
