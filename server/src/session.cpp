@@ -312,8 +312,8 @@ asio::awaitable<void> serve_http(Stream& stream, SessionEnvironment& env, Connec
             co_await asio::post(stream.get_executor(), asio::use_awaitable);
         }
         // As write_all, without a coroutine frame of its own when the socket takes the answer
-        // at once. Asio recycles two frames per thread: each more in use per request is a heap
-        // allocation and release.
+        // at once. Asio recycles a few blocks per thread (server/CMakeLists.txt): each more in
+        // use per request is a heap allocation and release.
         beast::error_code write_ec;
         const std::size_t written = by_kernel ? write_gathered(stream, wire, write_ec)
                                               : write_at_once(stream, wire, write_ec);

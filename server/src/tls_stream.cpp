@@ -4,8 +4,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/io_context.hpp>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -17,37 +15,9 @@ namespace mdadmit::server {
 
 namespace {
 
-// The memory of the one post of its batch a thread has pending at a time. Asio keeps two
-// blocks per thread for its operations, which a connection's wait for the socket takes; a post
-// taking one each turn made every such wait allocate (bench/load/allocations.sh).
-struct PostMemory {
-    alignas(std::max_align_t) unsigned char bytes[256];
-    bool taken = false;
-};
-thread_local PostMemory post_memory;
-
-template <typename T>
-struct BatchPostAllocator {
-    using value_type = T;
-    BatchPostAllocator() = default;
-    template <typename U>
-    explicit BatchPostAllocator(const BatchPostAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        if (!post_memory.taken && n * sizeof(T) <= sizeof post_memory.bytes) {
-            post_memory.taken = true;
-            return reinterpret_cast<T*>(post_memory.bytes);
-        }
-        return std::allocator<T>{}.allocate(n);
-    }
-    void deallocate(T* pointer, std::size_t n) noexcept {
-        if (reinterpret_cast<unsigned char*>(pointer) == post_memory.bytes) {
-            post_memory.taken = false;
-            return;
-        }
-        std::allocator<T>{}.deallocate(pointer, n);
-    }
-    friend bool operator==(const BatchPostAllocator&, const BatchPostAllocator&) { return true; }
-};
+// An outbox that grew past this for a long answer, or a socket slow to take one, is given
+// back once empty, as a connection gives back its request and answer memory.
+constexpr std::size_t kept_outbox_bytes = 64 * 1024;
 
 }  // namespace
 
@@ -176,6 +146,9 @@ bool TlsStream::send_outbox(State& state) {
         break;
     }
     state.outbox.erase(0, sent);
+    if (state.outbox.empty() && state.outbox.capacity() > kept_outbox_bytes) {
+        std::string().swap(state.outbox);
+    }
     return state.outbox.empty();
 }
 
@@ -187,15 +160,7 @@ void TlsStream::gather(State& state) {
     if (batch_.empty()) {
         // Behind every handler the event loop has ready: the requests one wait found ready
         // are all read and judged before their answers leave.
-        // Posted on the io_context's own executor, which takes the handler's allocator (the
-        // socket's type-erased one would allocate from Asio's blocks).
-        const auto executor = state.socket.get_executor();
-        if (const auto* io = executor.target<boost::asio::io_context::executor_type>()) {
-            boost::asio::post(
-                *io, boost::asio::bind_allocator(BatchPostAllocator<void>{}, [] { send_batch(); }));
-        } else {
-            boost::asio::post(executor, [] { send_batch(); });
-        }
+        boost::asio::post(state.socket.get_executor(), [] { send_batch(); });
     }
     batch_.push_back(state.shared_from_this());
 }
@@ -223,6 +188,9 @@ void TlsStream::send_batch() {
         }
         if (result > 0) {
             state->outbox.erase(0, static_cast<std::size_t>(result));
+            if (state->outbox.empty() && state->outbox.capacity() > kept_outbox_bytes) {
+                std::string().swap(state->outbox);
+            }
         } else if (result != -EAGAIN && result != -EWOULDBLOCK && result != -EINTR) {
             state->failed = true;  // as a send() that failed: the client has gone
             state->outbox.clear();
