@@ -150,18 +150,19 @@ RequestMembers members_of(const json::object& request) {
     return out;
 }
 
+// The members of the document's request; nullopt when it has no request object.
+std::optional<RequestMembers> request_members(const json::value& document) {
+    const json::object* request = object_at(document.if_object(), "request");
+    return request == nullptr ? std::nullopt : std::optional(members_of(*request));
+}
+
 // The model built as the review was parsed, when the review is a ModelDeployment's CREATE whose
 // object went whole to the builder; nullopt when the object must be read from a DOM.
-std::optional<rules::ModelDeployment> built_model(const json::value& document,
+std::optional<rules::ModelDeployment> built_model(const std::optional<RequestMembers>& members,
                                                   rules::ModelBuilder& builder) {
-    const json::object* request = object_at(document.if_object(), "request");
-    if (request == nullptr) {
-        return std::nullopt;
-    }
-    const RequestMembers members = members_of(*request);
-    if (members.object != nullptr || members.operation != "CREATE" ||
-        text_at(members.kind, "group") != judged_group ||
-        text_at(members.kind, "kind") != judged_kind) {
+    if (!members || members->object != nullptr || members->operation != "CREATE" ||
+        text_at(members->kind, "group") != judged_group ||
+        text_at(members->kind, "kind") != judged_kind) {
         return std::nullopt;
     }
     return builder.finish();
@@ -270,13 +271,15 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     }
     std::string problem;
     Parsed parsed = parse_body(body, &resource, builder ? &*builder : nullptr, problem);
+    std::optional<RequestMembers> members = request_members(parsed.document);
     std::optional<rules::ModelDeployment> built;
     if (problem.empty() && parsed.diverted) {
-        built = built_model(parsed.document, *builder);
+        built = built_model(members, *builder);
         if (!built) {
             // Not a ModelDeployment's CREATE after all, or an object the builder gave up on
             // (which the decoder reports on): read as any other review.
             parsed = parse_body(body, &resource, nullptr, problem);
+            members = request_members(parsed.document);
         }
     }
     const json::value& document = parsed.document;
@@ -290,31 +293,29 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
         return http_error(400, "BadRequest",
                           "expected an AdmissionReview of admission.k8s.io/v1 or v1beta1");
     }
-    const json::object* request = object_at(review, "request");
-    if (request == nullptr) {
+    if (!members) {
         return http_error(400, "BadRequest", "the AdmissionReview has no request");
     }
-    const RequestMembers members = members_of(*request);
     Outcome out = emptied(std::move(storage));
-    out.uid = members.uid;
+    out.uid = members->uid;
     if (out.uid.empty()) {
         return http_error(400, "BadRequest", "request.uid is missing");
     }
     const ReviewEnvelope envelope{api_version, out.uid};
-    const json::object* kind = members.kind;
-    const json::value* object = members.object;
-    out.operation = members.operation;
+    const json::object* kind = members->kind;
+    const json::value* object = members->object;
+    out.operation = members->operation;
     out.kind = text_at(kind, "kind");
-    out.namespace_name = members.namespace_name;
-    out.name = members.name;
+    out.namespace_name = members->namespace_name;
+    out.name = members->name;
     if (out.name.empty() && object != nullptr) {
         out.name = text_at(object_at(object->if_object(), "metadata"), "name");
     }
     if (out.name.empty() && built) {
         out.name = built->name;
     }
-    out.user = text_at(members.user_info, "username");
-    out.dry_run = members.dry_run;
+    out.user = text_at(members->user_info, "username");
+    out.dry_run = members->dry_run;
 
     out.counts.operation = operation_label(out.operation);
     const rules::Operation operation = operation_of(out.operation);
@@ -355,7 +356,7 @@ std::variant<Outcome, PendingPod> Admission::admit(AdmissionPath path, std::stri
     }
     try {
         static const json::value absent;
-        const json::value* old_object = members.old_object;
+        const json::value* old_object = members->old_object;
         const rules::Evaluation evaluation =
             judge_({object != nullptr ? *object : absent,
                     old_object != nullptr && !old_object->is_null() ? old_object : nullptr,

@@ -188,15 +188,14 @@ void TlsStream::send_batch() {
         }
         if (result > 0) {
             state->outbox.erase(0, static_cast<std::size_t>(result));
-            if (state->outbox.empty() && state->outbox.capacity() > kept_outbox_bytes) {
-                std::string().swap(state->outbox);
-            }
         } else if (result != -EAGAIN && result != -EWOULDBLOCK && result != -EINTR) {
             state->failed = true;  // as a send() that failed: the client has gone
             state->outbox.clear();
+            continue;
         }
-        // What the socket had no room for (or, without a sender, all of it) is sent by itself.
-        if (!state->outbox.empty() && !send_outbox(*state) && !state->failed) {
+        // What the socket had no room for (or, without a sender, all of it) is sent by itself;
+        // an emptied outbox that grew large is given back there too.
+        if (!send_outbox(*state) && !state->failed) {
             await_room(std::move(state));
         }
     }

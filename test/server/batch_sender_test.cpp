@@ -41,13 +41,21 @@ struct SocketPair {
     int ends[2] = {-1, -1};
 };
 
+// The thread's sender; the tests are skipped where the kernel refuses io_uring.
+class BatchSenderTest : public testing::Test {
+  protected:
+    void SetUp() override {
+        sender = BatchSender::of_this_thread();
+        if (sender == nullptr) {
+            GTEST_SKIP() << "the kernel refuses io_uring here: answers are sent one by one";
+        }
+    }
+    BatchSender* sender = nullptr;
+};
+
 // More sockets than one submission holds (64): each gets its own bytes, and its result is
 // what it took.
-TEST(BatchSender, SendsToEverySocketInOneCallAndSaysWhatEachTook) {
-    BatchSender* sender = BatchSender::of_this_thread();
-    if (sender == nullptr) {
-        GTEST_SKIP() << "the kernel refuses io_uring here: answers are sent one by one";
-    }
+TEST_F(BatchSenderTest, SendsToEverySocketInOneCallAndSaysWhatEachTook) {
     std::vector<SocketPair> pairs(150);
     std::vector<std::string> payloads;
     std::vector<BatchSender::Send> sends;
@@ -66,11 +74,7 @@ TEST(BatchSender, SendsToEverySocketInOneCallAndSaysWhatEachTook) {
 
 // A socket without room for all the bytes takes what it can, and one without room for any
 // says -EAGAIN, at once, while the other sockets of the call are still served.
-TEST(BatchSender, ASocketWithoutRoomTakesWhatItCanWithoutWaiting) {
-    BatchSender* sender = BatchSender::of_this_thread();
-    if (sender == nullptr) {
-        GTEST_SKIP() << "the kernel refuses io_uring here: answers are sent one by one";
-    }
+TEST_F(BatchSenderTest, ASocketWithoutRoomTakesWhatItCanWithoutWaiting) {
     SocketPair full;
     SocketPair other;
     const std::string large(8 * 1024 * 1024, 'a');
@@ -91,11 +95,7 @@ TEST(BatchSender, ASocketWithoutRoomTakesWhatItCanWithoutWaiting) {
 }
 
 // A peer that has gone is an error for that socket alone, not a SIGPIPE for the process.
-TEST(BatchSender, APeerThatHasGoneIsAnErrorForItsSocketAlone) {
-    BatchSender* sender = BatchSender::of_this_thread();
-    if (sender == nullptr) {
-        GTEST_SKIP() << "the kernel refuses io_uring here: answers are sent one by one";
-    }
+TEST_F(BatchSenderTest, APeerThatHasGoneIsAnErrorForItsSocketAlone) {
     SocketPair gone;
     SocketPair there;
     ::close(gone.ends[1]);
