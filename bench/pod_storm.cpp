@@ -216,6 +216,8 @@ asio::awaitable<void> lane(Storm& storm, ssl::context& tls, unsigned short port,
     try {
         co_await beast::get_lowest_layer(stream).async_connect(
             {asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+        // As kube-apiserver: Nagle's algorithm off.
+        beast::get_lowest_layer(stream).socket().set_option(asio::ip::tcp::no_delay(true));
         co_await stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
     } catch (const std::exception&) {
         connected = false;

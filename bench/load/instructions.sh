@@ -77,7 +77,7 @@ run_once() {
     wait "$pid" || true
     run_instructions=$(for out in "$counts/$run".*; do
         callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
-    done | awk '{ sum += $1 } END { print sum }')
+    done | awk '{ sum += $1 } END { printf "%.0f\n", sum }')
 }
 
 # The answer nginx gives: the webhook's own, taken from a plain run of it.

@@ -1,7 +1,5 @@
 #include "tls_stream.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <climits>
@@ -244,12 +242,6 @@ std::size_t TlsStream::Inbox::take(char* out, std::size_t size) {
         begin_ = end_ = 0;  // drained: the next read has the whole inbox
     }
     return count;
-}
-
-void TlsStream::acknowledge_now(State& state) {
-    // Linux leaves quick-ACK mode again by itself; failing costs only the delay.
-    const int on = 1;
-    setsockopt(state.socket.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 }
 
 void TlsStream::shutdown() {

@@ -212,13 +212,6 @@ class TlsStream {
         bool awaits_room = false;  // waiting for the socket to take the rest of the outbox
     };
 
-    // Acknowledges at once what the connection has received. A TLS 1.3 server sends nothing
-    // after the client's Finished (it issues no session tickets), so Linux, in the delayed-ACK
-    // mode a handshake's back and forth puts it in, would hold that ACK 40 ms or more, and a
-    // client that leaves Nagle's algorithm on would hold its request until the ACK came (Go,
-    // and so kube-apiserver, turns it off).
-    static void acknowledge_now(State& state);
-
     // The BIO OpenSSL reads and writes through: reads from the inbox, writes to the socket.
     static BIO_METHOD* connection_bio_method();
     static int bio_read(BIO* bio, char* out, int size);
@@ -238,13 +231,7 @@ class TlsStream {
 
     // One non-blocking OpenSSL call each; 1 on success, else OpenSSL's return value.
     struct Handshake {
-        int attempt(State& state, std::size_t&) {
-            const int result = SSL_do_handshake(state.ssl);
-            if (result == 1) {
-                acknowledge_now(state);
-            }
-            return result;
-        }
+        int attempt(State& state, std::size_t&) { return SSL_do_handshake(state.ssl); }
         bool empty() const { return false; }
         bool waits_first(const State&) const { return false; }
     };

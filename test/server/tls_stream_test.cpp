@@ -194,22 +194,6 @@ void handshake_then_read(ServerRead& read, std::size_t expected) {
     });
 }
 
-// Whether all that `socket` has sent is acknowledged within `wait` (TCP_INFO's count of
-// segments sent and not acknowledged).
-bool acknowledged_within(tcp::socket& socket, std::chrono::milliseconds wait) {
-    const auto until = std::chrono::steady_clock::now() + wait;
-    do {
-        tcp_info info{};
-        socklen_t length = sizeof info;
-        if (::getsockopt(socket.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &length) == 0 &&
-            info.tcpi_unacked == 0) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    } while (std::chrono::steady_clock::now() < until);
-    return false;
-}
-
 // `size` bytes of the alphabet over and over: a body whose every misplaced byte shows.
 std::string alphabet(std::size_t size) {
     std::string body(size, ' ');
@@ -425,16 +409,6 @@ TEST_F(TlsStreamTest, TheContextRefusesCompressionAndRenegotiationAndStoresNoSes
     Connection connection = connect();
     handshake(connection.client, connection.server, client);
     EXPECT_EQ(SSL_CTX_sess_number(native), 0);
-}
-
-// A TLS 1.3 server has nothing to send after the client's Finished, so Linux would hold its
-// ACK for the delayed-ACK timer (40 ms at least), and a client that leaves Nagle's algorithm on
-// would hold its request as long. The server acknowledges the Finished at once.
-TEST_F(TlsStreamTest, TheClientsFinishedIsAcknowledgedAtOnce) {
-    Connection connection = connect();
-    MemoryClient client;
-    handshake(connection.client, connection.server, client);
-    EXPECT_TRUE(acknowledged_within(connection.client.socket(), std::chrono::milliseconds(10)));
 }
 
 TEST_F(TlsStreamTest, CloseNotifyBothWays) {

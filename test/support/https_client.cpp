@@ -43,6 +43,12 @@ bool HttpsClient::connect() {
     beast::get_lowest_layer(*stream_).connect(
         asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
     if (!ec) {
+        // Nagle's algorithm off, as kube-apiserver (Go) has it: the server sends no ACK of
+        // its own for the handshake's last message, and a request held back for that ACK would
+        // wait for Linux's delayed ACK, 40 ms.
+        beast::get_lowest_layer(*stream_).socket().set_option(asio::ip::tcp::no_delay(true), ec);
+    }
+    if (!ec) {
         SSL_set_tlsext_host_name(stream_->native_handle(), "localhost");
         if (offered_session_) {
             SSL_set_session(stream_->native_handle(), offered_session_.get());
