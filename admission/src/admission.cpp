@@ -76,13 +76,13 @@ Parsed parse_body(std::string_view body, json::storage_ptr memory, rules::ModelB
     return parse_with(kept, body, std::move(memory), builder, problem);
 }
 
+std::string_view text_of(const json::value& value) {
+    return value.is_string() ? std::string_view(value.get_string()) : std::string_view();
+}
+
 std::string_view text_at(const json::object* object, std::string_view key) {
-    if (object == nullptr) {
-        return {};
-    }
-    const json::value* value = object->if_contains(key);
-    return value != nullptr && value->is_string() ? std::string_view(value->get_string())
-                                                  : std::string_view();
+    const json::value* value = object != nullptr ? object->if_contains(key) : nullptr;
+    return value != nullptr ? text_of(*value) : std::string_view();
 }
 
 const json::object* object_at(const json::object* object, std::string_view key) {
@@ -117,10 +117,6 @@ struct RequestMembers {
     const json::value* old_object = nullptr;
     bool dry_run = false;
 };
-
-std::string_view text_of(const json::value& value) {
-    return value.is_string() ? std::string_view(value.get_string()) : std::string_view();
-}
 
 RequestMembers members_of(const json::object& request) {
     RequestMembers out;

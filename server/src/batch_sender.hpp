@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -20,8 +21,8 @@ class BatchSender {
         int socket = -1;
         std::string_view bytes;
         // After send_all: how many bytes the socket took, or -errno (-EAGAIN when it could
-        // take none without waiting).
-        long result = 0;
+        // take none without waiting). Until then -EAGAIN: not sent.
+        long result = -EAGAIN;
     };
 
     // The calling thread's sender, made on its first call. Null where the kernel refuses

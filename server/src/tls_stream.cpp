@@ -170,12 +170,10 @@ void TlsStream::send_batch() {
     for (const auto& state : batch_) {
         sends.push_back({state->closed ? -1 : state->socket.native_handle(), state->outbox});
     }
+    // Without a sender (its ring failed since the batch began) each send stays -EAGAIN, not
+    // sent, and sends by itself below.
     if (BatchSender* sender = BatchSender::of_this_thread(); sender != nullptr) {
         sender->send_all(sends);
-    } else {
-        for (auto& send : sends) {
-            send.result = -EAGAIN;  // the ring failed since: each sends by itself below
-        }
     }
     for (std::size_t k = 0; k < batch_.size(); ++k) {
         std::shared_ptr<State> state = std::move(batch_[k]);
