@@ -11,6 +11,7 @@
 # (default build-bench); see engine_compare.sh for a baseline build of an earlier commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/admit_calls.sh
 baseline=${1:?usage: bench/engine_instructions.sh BASELINE_BUILD_DIR [FILTER...]}
 shift
 filters=("$@")
@@ -43,9 +44,7 @@ per_review() {
     }
     local total calls
     total=$(callgrind_annotate "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-    calls=$(callgrind_annotate --tree=caller --threshold=100 "$out" |
-        grep -m1 -E '< .*\(anonymous namespace\)::admit\(benchmark::State' |
-        sed -E 's/.*\(([0-9,]+)x\) \[[^]]*\]$/\1/' | tr -d ,)
+    calls=$(admit_calls "$out")
     echo $((total / calls))
 }
 

@@ -16,6 +16,7 @@
 # MDADMIT_BENCH_BUILD_DIR is the build (default build-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/admit_calls.sh
 functions=${1:-25}
 build=${MDADMIT_BENCH_BUILD_DIR:-build-bench}
 command -v valgrind >/dev/null || {
@@ -54,10 +55,7 @@ simulate() {
         echo "callgrind failed on admit/$1" >&2
         exit 1
     }
-    # awk reads to the end (grep -m1 would leave callgrind_annotate writing to a closed pipe).
-    calls=$(callgrind_annotate --tree=caller --threshold=100 "$out" |
-        awk '/< .*\(anonymous namespace\)::admit\(benchmark::State/ && !found {
-                 found = 1; sub(/^.*\(/, ""); sub(/x\).*$/, ""); gsub(",", ""); print }')
+    calls=$(admit_calls "$out")
     if ((${calls:-0} == 0)); then
         echo "no call of Admission::admit counted in admit/$1: inlined into the benchmark?" >&2
         exit 1
@@ -96,6 +94,6 @@ rows --sort=I1mr | awk -v calls="$calls" -v most="$functions" '
         printf "  %5.0f  %s\n", $4 / calls, substr(name, 1, 100); printed++
     }'
 simulate applied_on_emptied_caches
-read -r ir _ _ _ _ _ ilmr dlmr dlmw _ < <(rows | awk '$NF == "TOTALS"')
+read -r _ _ _ _ _ _ ilmr dlmr dlmw _ < <(rows | awk '$NF == "TOTALS"')
 printf 'admit/applied_on_emptied_caches: from beyond the second-level cache per review, %d code lines, %d data lines read, %d written\n' \
     $((ilmr / calls)) $((dlmr / calls)) $((dlmw / calls))
