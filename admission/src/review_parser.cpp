@@ -9,6 +9,7 @@
 // that instantiates them.
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "builder_events.hpp"
 #include "document_tokenizer.hpp"
 #include "left_out_values.hpp"
 
@@ -72,10 +73,11 @@ json::value ReviewParser::write(std::string_view body, error_code& ec) {
     checked_values_ = 0;
     const auto leaves_out = [&] {
         const bool left = handler.leaves_out_value();
-        checked_values_ += left ? 1 : 0;
+        checked_values_ += left && !handler.object_next ? 1 : 0;  // the object is read, not checked
         return left;
     };
     if (tokenize_document(body, max_depth_, leaves_out, handler, unescaped_)) {
+        checked_values_ += handler.object_left_out_values;
         return handler.values.release();
     }
     // Read again by Boost.JSON's tokenizer, which says what is wrong with the document or reads
@@ -131,11 +133,9 @@ void ReviewParser::Handler::begin_document() {
     key_size = 0;
     builder = nullptr;
     creating = false;
-    diverting = false;
-    to_builder = false;
     diverted = false;
-    divert_depth = 0;
-    joined.clear();
+    object_next = false;
+    object_left_out_values = 0;
 }
 
 // A key given in parts is held back while it may name a step or a skipped member; once it is longer
@@ -158,10 +158,6 @@ void ReviewParser::Handler::take_key(std::string_view part) {
 }
 
 bool ReviewParser::Handler::on_key_part(json::string_view s, std::size_t, error_code&) {
-    if (to_builder) {
-        joined.append(s);
-        return true;
-    }
     take_key(s);
     return true;
 }
@@ -169,16 +165,6 @@ bool ReviewParser::Handler::on_key_part(json::string_view s, std::size_t, error_
 bool ReviewParser::Handler::on_key_near_path(json::string_view s, std::size_t, error_code&) {
     const std::size_t held = std::exchange(key_size, 0);
     if (skipping) {
-        return true;
-    }
-    if (diverting) {
-        give_whole(s, [&](std::string_view text) { builder->key(text); });
-        // A member the builder does not read is passed over here, as a left-out member is.
-        if (!builder->reads_value()) {
-            skipping = true;
-            skip_depth = 0;
-            to_builder = false;
-        }
         return true;
     }
     Step leads = Step::none;
@@ -221,55 +207,24 @@ bool ReviewParser::Handler::divert() {
     if (builder == nullptr || !creating || diverted) {
         return false;
     }
-    diverting = true;
-    to_builder = true;
     diverted = true;
-    divert_depth = 0;
     next = Step::none;
     ++steps[path_open - 1].skipped_members;  // request has no `object` in the DOM
+    object_next = true;
+    skipping = true;  // left out of the events here, and read whole where it begins
+    skip_depth = 0;
     return true;
 }
 
-void ReviewParser::Handler::divert_begin(bool is_object) {
-    if (is_object) {
-        builder->begin_object();
-    } else {
-        builder->begin_array();
-    }
-    ++divert_depth;
-}
-
-void ReviewParser::Handler::divert_end(bool is_object) {
-    if (is_object) {
-        builder->end_object();
-    } else {
-        builder->end_array();
-    }
-    diverting = --divert_depth != 0;
-    to_builder = diverting;
-}
-
-template <typename Give>
-void ReviewParser::Handler::divert_scalar(Give give) {
-    give();
-    diverting = divert_depth != 0;
-    to_builder = diverting;
-}
-
-void ReviewParser::Handler::divert_string(std::string_view last_part) {
-    give_whole(last_part,
-               [&](std::string_view text) { divert_scalar([&] { builder->string(text); }); });
-}
-
-template <typename Give>
-void ReviewParser::Handler::give_whole(std::string_view last_part, Give give) {
-    if (joined.empty()) {
-        give(last_part);
-        return;
-    }
-    joined.append(last_part);
-    give(std::string_view(joined));
-    joined.clear();
+std::size_t ReviewParser::Handler::object_end(std::string_view text, std::size_t i,
+                                              std::size_t max_nesting, std::string& unescaped) {
+    object_next = false;
+    skipping = false;
+    BuilderEvents events(*builder);
+    const std::size_t end = tokenized_value_end(
+        text, i, max_nesting, [&] { return events.leaves_out_value(); }, events, unescaped);
+    object_left_out_values = events.left_out_values();
+    return end;
 }
 
 bool ReviewParser::Handler::begin_container(bool is_object) {
@@ -293,7 +248,6 @@ bool ReviewParser::Handler::end_container() {
     if (skipping) {
         if (--skip_depth == 0) {
             skipping = false;
-            to_builder = diverting;
         }
         return false;
     }
@@ -313,24 +267,15 @@ bool ReviewParser::Handler::scalar(Push push) {
         push();
     } else if (skip_depth == 0) {
         skipping = false;
-        to_builder = diverting;
     }
     return true;
 }
 
 bool ReviewParser::Handler::on_object_begin(error_code&) {
-    if (to_builder) {
-        divert_begin(true);
-        return true;
-    }
     return begin_container(true);
 }
 
 bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
-    if (to_builder) {
-        divert_end(true);
-        return true;
-    }
     // A step ends: its skipped members are not on the value stack.
     const std::size_t skipped =
         !skipping && depth == path_open ? steps[path_open - 1].skipped_members : 0;
@@ -341,18 +286,10 @@ bool ReviewParser::Handler::on_object_end(std::size_t n, error_code&) {
 }
 
 bool ReviewParser::Handler::on_array_begin(error_code&) {
-    if (to_builder) {
-        divert_begin(false);
-        return true;
-    }
     return begin_container(false);
 }
 
 bool ReviewParser::Handler::on_array_end(std::size_t n, error_code&) {
-    if (to_builder) {
-        divert_end(false);
-        return true;
-    }
     if (end_container()) {
         values.push_array(n);
     }
@@ -360,10 +297,6 @@ bool ReviewParser::Handler::on_array_end(std::size_t n, error_code&) {
 }
 
 bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, error_code&) {
-    if (to_builder) {
-        joined.append(s);
-        return true;
-    }
     if (next == Step::operation) {
         next = Step::none;  // an operation written in parts is not taken for CREATE
     }
@@ -374,10 +307,6 @@ bool ReviewParser::Handler::on_string_part(json::string_view s, std::size_t, err
 }
 
 bool ReviewParser::Handler::on_string(json::string_view s, std::size_t, error_code&) {
-    if (to_builder) {
-        divert_string(s);
-        return true;
-    }
     if (next == Step::operation) {
         creating = s == "CREATE";
     }
@@ -385,18 +314,10 @@ bool ReviewParser::Handler::on_string(json::string_view s, std::size_t, error_co
 }
 
 bool ReviewParser::Handler::on_int64(std::int64_t i, json::string_view, error_code&) {
-    if (to_builder) {
-        divert_scalar([&] { builder->integer(i); });
-        return true;
-    }
     return scalar([&] { values.push_int64(i); });
 }
 
 bool ReviewParser::Handler::on_uint64(std::uint64_t u, json::string_view, error_code&) {
-    if (to_builder) {
-        divert_scalar([&] { builder->unsigned_integer(u); });
-        return true;
-    }
     return scalar([&] { values.push_uint64(u); });
 }
 
@@ -406,26 +327,14 @@ bool ReviewParser::Handler::on_double(double d, json::string_view, error_code& e
         ec = json::error::exponent_overflow;
         return false;
     }
-    if (to_builder) {
-        divert_scalar([&] { builder->number(d); });
-        return true;
-    }
     return scalar([&] { values.push_double(d); });
 }
 
 bool ReviewParser::Handler::on_bool(bool b, error_code&) {
-    if (to_builder) {
-        divert_scalar([&] { builder->boolean(b); });
-        return true;
-    }
     return scalar([&] { values.push_bool(b); });
 }
 
 bool ReviewParser::Handler::on_null(error_code&) {
-    if (to_builder) {
-        divert_scalar([&] { builder->null(); });
-        return true;
-    }
     return scalar([&] { values.push_null(); });
 }
 

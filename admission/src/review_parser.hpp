@@ -24,10 +24,12 @@ namespace mdadmit::admission {
 // Where a left-out value begins, the tokenizer checks it with a scan that decodes nothing
 // (json_scan::checked_value_end) and gives the handler `null`: a kubectl apply's last applied
 // form is one long string of escaped quotes, which would otherwise be decoded only to be left
-// out. A body the tokenizer does not take (an error, a number with a fraction or an exponent,
-// half a surrogate pair, nesting past 64) is read again by Boost.JSON's tokenizer, given `null`
-// for the left-out values found beforehand (left_out_values.hpp), so that errors and numbers are
-// Boost.JSON's; the object then goes into the DOM, not to the builder.
+// out. A CREATE's object, most of a review's values, goes from the tokenizer straight to the
+// builder (BuilderEvents), without this class's handler between them. A body the tokenizer does
+// not take (an error, a number with a fraction or an exponent, half a surrogate pair, nesting
+// past 64) is read again by Boost.JSON's tokenizer, given `null` for the left-out values found
+// beforehand (left_out_values.hpp), so that errors and numbers are Boost.JSON's; the object then
+// goes into the DOM, not to the builder.
 //
 // A parser is reused from one body to the next (reset(), then write()), so that the stack of
 // values it grows for a large review is kept.
@@ -96,7 +98,7 @@ class ReviewParser {
         // Whether the value the tokenizer reads next is one left out, at `nesting` containers:
         // its key has been read, and nothing of it yet.
         bool awaits_left_out_value(std::size_t nesting) const {
-            return leaves_out_value() && depth + divert_depth == nesting;
+            return leaves_out_value() && depth == nesting;
         }
         // Whether the value the tokenizer reads next is one left out, at any nesting.
         bool leaves_out_value() const { return skipping && skip_depth == 0; }
@@ -113,15 +115,16 @@ class ReviewParser {
         std::size_t skip_depth = 0;   // containers open inside a skipped value
         bool skipping = false;        // inside a skipped value
         bool non_finite = false;
-        // Diverting request.object to a builder: where it goes, whether an `operation` of
-        // CREATE came before it, and the containers of it open.
+        // Diverting request.object to a builder: where it goes, and whether an `operation` of
+        // CREATE came before it. On the review's own tokenizer only (reset() takes the builder
+        // away before Boost.JSON's reads a body): the object is a value left out of the events
+        // here, read whole (BuilderEvents) where it begins. Whether it is the value about to
+        // begin, and the values left out of it.
         rules::ModelBuilder* builder = nullptr;
-        bool creating = false;    // request.operation, read so far, is CREATE
-        bool diverting = false;   // inside request.object, which goes to the builder
-        bool to_builder = false;  // diverting, and not inside a value the builder passes over
+        bool creating = false;  // request.operation, read so far, is CREATE
         bool diverted = false;
-        std::size_t divert_depth = 0;
-        std::string joined;        // a key or string of the diverted object given in parts
+        bool object_next = false;
+        std::size_t object_left_out_values = 0;
         char key[longest_key];     // a key given in parts, while it may still match
         std::size_t key_size = 0;  // its bytes so far; beyond longest_key it matches none
 
@@ -133,8 +136,7 @@ class ReviewParser {
         bool scalar(Push push);
 
         // The callbacks the tokenizer makes for every value are inlined into it, as Boost.JSON's
-        // own handler's are; what the diverted object needs is out of line. reset() has begun
-        // the document.
+        // own handler's are. reset() has begun the document.
         bool on_document_begin(boost::system::error_code&) { return true; }
         bool on_document_end(boost::system::error_code&) { return true; }
         [[gnu::always_inline]] inline bool on_object_begin(boost::system::error_code&);
@@ -154,16 +156,14 @@ class ReviewParser {
                               boost::system::error_code&);
         // Whether request.object, whose key has just been read, goes to the builder.
         bool divert();
-        // The diverted object's events: a container begins or ends, or a whole scalar is read.
-        [[gnu::noinline]] void divert_begin(bool is_object);
-        [[gnu::noinline]] void divert_end(bool is_object);
-        template <typename Give>
-        void divert_scalar(Give give);
-        // Out of on_string, which stays small enough to be inlined into the tokenizer.
-        [[gnu::noinline]] void divert_string(std::string_view last_part);
-        // Gives a key or string of the diverted object whole, once its last part has come.
-        template <typename Give>
-        void give_whole(std::string_view last_part, Give give);
+        // The tokenizer's question where a value left out begins (ReadsWholeValues): `i` for a
+        // value it checks, else one past the diverted object, read into the builder.
+        std::size_t whole_value_end(std::string_view text, std::size_t i, std::size_t max_nesting,
+                                    std::string& unescaped) {
+            return object_next ? object_end(text, i, max_nesting, unescaped) : i;
+        }
+        [[gnu::noinline]] std::size_t object_end(std::string_view text, std::size_t i,
+                                                 std::size_t max_nesting, std::string& unescaped);
         bool on_string_part(boost::json::string_view s, std::size_t n, boost::system::error_code&);
         [[gnu::always_inline]] inline bool on_string(boost::json::string_view s, std::size_t n,
                                                      boost::system::error_code&);

@@ -441,6 +441,24 @@ TEST_F(DivertingParserTest, TheBuilderMissesNothingOfAnAppliedForm) {
     expect_envelope_and_model(document);
 }
 
+TEST_F(DivertingParserTest, WhatTheBuilderDoesNotReadIsLeftOutOfIt) {
+    const json::value document = parsed(R"({"request": {"uid": "u", "operation": "CREATE",
+        "object": {"metadata": {"name": "a", "annotations": {"x": "y"}, "labels": {"l": "v"}},
+                   "spec": {"roles": [{"name": "r", "extraArgs": ["--a", "1"]}]}},
+        "dryRun": false}})");
+    EXPECT_EQ(parser.checked_values(), 2u);  // the annotations and the labels
+    expect_envelope_and_model(document);
+}
+
+TEST_F(DivertingParserTest, ABodyLeftToBoostJsonKeepsItsObjectInTheDom) {
+    // A fraction anywhere leaves the body to Boost.JSON's tokenizer, and the object to the DOM.
+    const json::value document = parsed(R"({"request": {"operation": "CREATE",
+        "object": {"metadata": {"name": "a", "annotations": {"x": "y"}}}, "timeout": 1.5}})");
+    EXPECT_FALSE(parser.diverted());
+    EXPECT_EQ(document, json::parse(R"({"request": {"operation": "CREATE",
+        "object": {"metadata": {"name": "a"}}, "timeout": 1.5}})"));
+}
+
 TEST_F(DivertingParserTest, AnyOtherObjectStaysInTheDom) {
     for (
         const std::string body : {
