@@ -19,8 +19,9 @@ inline constexpr std::size_t tokenizer_most_nesting = json_scan::OpenContainers:
 // A handler that reads some of the values it leaves out itself: where `leaves_out()` has said
 // that the value at `i` is left out, its `whole_value_end(text, i, max_nesting, unescaped)`
 // returns `i` for a value the tokenizer is to check and give as `null`, or reads the value
-// itself and returns one past it (npos where it does not take it); the tokenizer then goes on as
-// after any value, with no call for it.
+// itself with at most `max_nesting` containers open and returns one past it, white space after
+// it included (npos where it does not take it); the tokenizer then goes on as after any value,
+// with no call for it.
 template <typename Handler>
 concept ReadsWholeValues = requires(Handler& handler, std::string_view text, std::string& out) {
     {
@@ -31,7 +32,8 @@ concept ReadsWholeValues = requires(Handler& handler, std::string_view text, std
 // Reads the one JSON value that begins at `i` of `text` and makes Boost.JSON's basic_parser
 // calls for it to `handler`, as tokenize_document does for a document (see there); returns one
 // past the value and the white space after it, or npos where tokenize_document would return
-// false. At most `max_nesting` containers are open at once.
+// false. At most `max_nesting` containers, and no more than tokenizer_most_nesting, are open at
+// once.
 template <typename Handler, typename LeavesOut>
 std::size_t tokenized_value_end(std::string_view text, std::size_t i, std::size_t max_nesting,
                                 LeavesOut leaves_out, Handler& handler, std::string& unescaped) {
@@ -59,7 +61,9 @@ std::size_t tokenized_value_end(std::string_view text, std::size_t i, std::size_
         if (leaves_out()) {
             std::size_t end = i;
             if constexpr (ReadsWholeValues<Handler>) {
-                end = handler.whole_value_end(text, i, max_nesting - open.size(), unescaped);
+                // Within the tokenizer's own limit, counted from the document's root: a deeper
+                // value is left to Boost.JSON however it is read.
+                end = handler.whole_value_end(text, i, nesting_limit - open.size(), unescaped);
             }
             if (end == i) {
                 end = checked_value_end(text, i, max_nesting - open.size());

@@ -69,6 +69,9 @@ ReviewParser::Handler::Step ReviewParser::Handler::after(Step step, std::string_
 }
 
 json::value ReviewParser::write(std::string_view body, error_code& ec) {
+    // Else the tokenizer would check the diverted object and give it as null, to neither the DOM
+    // nor the builder.
+    static_assert(ReadsWholeValues<Handler>, "the handler reads the diverted object itself");
     Handler& handler = parser_.handler();
     checked_values_ = 0;
     const auto leaves_out = [&] {

@@ -157,7 +157,8 @@ class ReviewParser {
         // Whether request.object, whose key has just been read, goes to the builder.
         bool divert();
         // The tokenizer's question where a value left out begins (ReadsWholeValues): `i` for a
-        // value it checks, else one past the diverted object, read into the builder.
+        // value it checks, else one past the diverted object (and white space), read into the
+        // builder.
         std::size_t whole_value_end(std::string_view text, std::size_t i, std::size_t max_nesting,
                                     std::string& unescaped) {
             return object_next ? object_end(text, i, max_nesting, unescaped) : i;

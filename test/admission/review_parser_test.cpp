@@ -459,6 +459,23 @@ TEST_F(DivertingParserTest, ABodyLeftToBoostJsonKeepsItsObjectInTheDom) {
         "object": {"metadata": {"name": "a"}}, "timeout": 1.5}})"));
 }
 
+TEST(DivertingParserDepth, AnObjectNestedPastTheTokenizersLimitStaysInTheDom) {
+    // The tokenizer keeps 64 containers open, counted from the document's root, however deep
+    // Boost.JSON may go: a document of 65 is Boost.JSON's to read, and its object the DOM's.
+    const std::string body = R"({"request": {"operation": "CREATE", "object": )" +
+                             std::string(63, '[') + std::string(63, ']') + "}}";
+    ReviewParser parser(options_with_depth(100));
+    std::pmr::monotonic_buffer_resource memory;
+    rules::ModelBuilder builder(&memory);
+    parser.reset(json::storage_ptr());
+    parser.divert_created_object(&builder);
+    boost::system::error_code ec;
+    const json::value document = parser.write(body, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(parser.diverted());
+    EXPECT_EQ(document, json::parse(body, {}, options_with_depth(100)));
+}
+
 TEST_F(DivertingParserTest, AnyOtherObjectStaysInTheDom) {
     for (
         const std::string body : {

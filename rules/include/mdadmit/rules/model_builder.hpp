@@ -18,8 +18,8 @@ namespace mdadmit::rules {
 // which says what is wrong. So an object either builds to what the decoder makes of it, or
 // does not build.
 //
-// The events are one JSON value's, in document order, with whole keys and strings (the caller
-// joins the parts a parser gives). A text the model keeps is a view of `source` when it lies
+// The events are one JSON value's, in document order, with whole keys and strings (as the
+// review's tokenizer gives them). A text the model keeps is a view of `source` when it lies
 // there (the request body, unescaped), else a copy in `memory`, where its lists are too: the
 // model outlives the parser's buffers, not `memory` and `source`.
 class ModelBuilder {
