@@ -22,13 +22,8 @@ class BuilderEvents {
 
     // Whether the value about to begin is one left out; asked once per value, where it begins.
     bool leaves_out_value() {
-        if (!passes_over_) {
-            return false;
-        }
-        passes_over_ = false;
-        left_out_ = true;
-        ++left_out_values_;
-        return true;
+        left_out_values_ += passes_over_ ? 1 : 0;
+        return passes_over_;
     }
     std::size_t left_out_values() const { return left_out_values_; }
 
@@ -67,7 +62,7 @@ class BuilderEvents {
     }
     // Also the call for a value left out, which the builder does not see.
     bool on_null(boost::system::error_code&) {
-        if (!std::exchange(left_out_, false)) {
+        if (!std::exchange(passes_over_, false)) {
             builder_.null();
         }
         return true;
@@ -75,8 +70,9 @@ class BuilderEvents {
 
   private:
     rules::ModelBuilder& builder_;
-    bool passes_over_ = false;  // the builder does not read the value of the key just given
-    bool left_out_ = false;     // the value the tokenizer checks now is one left out
+    // The builder does not read the value of the key just given: it is left out, until the
+    // `null` the tokenizer gives in its place.
+    bool passes_over_ = false;
     std::size_t left_out_values_ = 0;
 };
 
